@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Installs what building and testing mlx_ext needs, idempotently, and checks
+# versions. Each failure is explained in one line.
+source "$(dirname "$0")/lib.sh"
+
+DEB_PACKAGES=(
+	linux-source-6.12                       # the kernel we build
+	rustc-web rust-web-src rust-web-clippy  # rustc 1.9x with rust-src, clippy-driver
+	rustfmt-web
+	clang libclang-dev lld llvm             # LLVM=1 builds, libclang for bindgen
+	flex bison bc libelf-dev libssl-dev cpio kmod xz-utils make
+	qemu-system-x86                         # the test VM
+	busybox-static iproute2                 # guest userland, `rdma` tool
+)
+BINDGEN_MIN=0.65.1
+
+missing=()
+for p in "${DEB_PACKAGES[@]}"; do
+	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	say "installing Debian packages: ${missing[*]}"
+	[ "$(id -u)" = 0 ] || die "need root to install ${missing[*]} (run: sudo $0)"
+	apt-get update -qq || die "apt-get update failed: no access to Debian's package mirror?"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null ||
+		die "apt-get install ${missing[*]} failed (see the messages above)"
+else
+	say "Debian packages: all ${#DEB_PACKAGES[@]} present"
+fi
+
+version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
+bg_version() { "$KBINDGEN" --version 2>/dev/null | awk '{print $2}'; }
+if ! version_ge "$(bg_version || true)" "$BINDGEN_MIN"; then
+	say "installing bindgen-cli (>= $BINDGEN_MIN; Debian's is too old) with cargo"
+	command -v cargo >/dev/null || die "cargo not found: bindgen-cli is installed with 'cargo install'"
+	cargo install bindgen-cli --locked --quiet || die "cargo install bindgen-cli failed"
+	KBINDGEN=$HOME/.cargo/bin/bindgen
+	version_ge "$(bg_version)" "$BINDGEN_MIN" || die "bindgen $(bg_version) is older than $BINDGEN_MIN"
+fi
+say "bindgen $(bg_version) at $KBINDGEN"
+
+[ -x "$KRUSTC" ] || die "$KRUSTC missing: install Debian's rustc-web"
+sysroot=$("$KRUSTC" --print sysroot)
+[ -d "$sysroot/lib/rustlib/src/rust/library/core" ] ||
+	die "$KRUSTC has no rust-src under $sysroot: install Debian's rust-web-src"
+say "$("$KRUSTC" --version) with rust-src"
+[ -f "$KERNEL_SRC_TAR" ] || die "$KERNEL_SRC_TAR missing: install linux-source-6.12"
+for t in cargo qemu-system-x86_64 busybox rdma clang ld.lld cpio; do
+	command -v "$t" >/dev/null || die "$t not found on PATH after installing packages"
+done
+say "setup complete"
