@@ -1,0 +1,5 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What bindgen turns into rust/ib/bindings_generated.rs. */
+#include <linux/kobject.h>
+#include <rdma/ib_verbs.h>
+#include <mlx_ext/helpers.h>

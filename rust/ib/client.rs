@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! ib_core clients: code told of every RDMA device as it comes and goes.
+//!
+//! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
+
+use super::{bindings, Device};
+use core::{
+    marker::PhantomData,
+    mem::MaybeUninit,
+    sync::atomic::{AtomicBool, Ordering},
+};
+use kernel::{
+    error::{from_result, to_result},
+    prelude::*,
+    str::CStr,
+    types::Opaque,
+};
+
+/// What an ib_core client does for each device.
+///
+/// Implement it, and give the type its `struct ib_client` with
+/// [`crate::declare_ib_client`].
+pub trait Client: HasClientVTable + 'static {
+    /// What the client keeps for a device from [`Client::add`] until the
+    /// device or the client goes away, when it is dropped.
+    type DeviceData: Send + Sync;
+
+    /// Called once for each device, those present at registration included.
+    ///
+    /// An error leaves the device without this client: no data is kept and
+    /// no `remove` follows.
+    fn add(dev: &Device) -> Result<Self::DeviceData>;
+
+    /// Called when the device is unregistered or the client unregisters,
+    /// before `data` is dropped.
+    fn remove(_dev: &Device, _data: &Self::DeviceData) {}
+}
+
+/// Ties a [`Client`] type to its one [`ClientVTable`].
+///
+/// # Safety
+///
+/// `vtable()` returns a static made by `ClientVTable::new::<Self>`: the
+/// callbacks then store and free `Self::DeviceData` in the slot of the client
+/// that is actually registered. Implement it with [`crate::declare_ib_client`].
+pub unsafe trait HasClientVTable {
+    /// The type's `struct ib_client`.
+    fn vtable() -> &'static ClientVTable;
+}
+
+/// The `struct ib_client` of a [`Client`] type, in static memory as ib_core
+/// wants it.
+///
+/// Made by [`crate::declare_ib_client`], registered by [`Registration`].
+pub struct ClientVTable {
+    raw: Opaque<bindings::ib_client>,
+    registered: AtomicBool,
+}
+
+// SAFETY: after registration only ib_core touches `raw`, under its own locks;
+// `registered` is atomic.
+unsafe impl Sync for ClientVTable {}
+
+impl ClientVTable {
+    /// Builds the vtable of client `T` named `name`.
+    ///
+    /// Use [`crate::declare_ib_client`], which also ties it to `T`.
+    pub const fn new<T: Client>(name: &'static CStr) -> Self {
+        Self {
+            raw: Opaque::new(bindings::ib_client {
+                name: name.as_char_ptr(),
+                add: Some(add_callback::<T>),
+                remove: Some(remove_callback::<T>),
+                // SAFETY: an all-zero `ib_client` is a valid value: null
+                // pointers, no callbacks, and state ib_register_client sets up.
+                ..unsafe { MaybeUninit::<bindings::ib_client>::zeroed().assume_init() }
+            }),
+            registered: AtomicBool::new(false),
+        }
+    }
+
+    fn as_raw(&self) -> *mut bindings::ib_client {
+        self.raw.get()
+    }
+}
+
+/// Gives a [`Client`] type its `struct ib_client`, named `$name` in ib_core.
+///
+/// ```ignore
+/// declare_ib_client!(MyClient, "my_client");
+/// ```
+#[macro_export]
+macro_rules! declare_ib_client {
+    ($client:ty, $name:literal) => {
+        // SAFETY: the vtable is built for `$client` itself.
+        unsafe impl $crate::ib::HasClientVTable for $client {
+            fn vtable() -> &'static $crate::ib::ClientVTable {
+                static VTABLE: $crate::ib::ClientVTable =
+                    $crate::ib::ClientVTable::new::<$client>(::kernel::c_str!($name));
+                &VTABLE
+            }
+        }
+    };
+}
+
+/// A registered ib_core client; unregisters on drop.
+///
+/// Unregistering calls [`Client::remove`] for every device and drops its data
+/// before [`Registration`]'s drop returns.
+pub struct Registration<T: Client> {
+    _client: PhantomData<T>,
+}
+
+impl<T: Client> Registration<T> {
+    /// Registers client `T`: [`Client::add`] runs for each present device
+    /// before this returns. Fails with `EBUSY` if `T` is registered already.
+    pub fn new() -> Result<Self> {
+        let vtable = T::vtable();
+        if vtable.registered.swap(true, Ordering::AcqRel) {
+            return Err(EBUSY);
+        }
+        // SAFETY: the vtable is static, built for `T`, and (checked above)
+        // not registered yet.
+        let ret = to_result(unsafe { bindings::ib_register_client(vtable.as_raw()) });
+        if ret.is_err() {
+            vtable.registered.store(false, Ordering::Release);
+        }
+        ret.map(|()| Self {
+            _client: PhantomData,
+        })
+    }
+}
+
+impl<T: Client> Drop for Registration<T> {
+    fn drop(&mut self) {
+        let vtable = T::vtable();
+        // SAFETY: `self` exists, so `vtable` was registered by `new`.
+        unsafe { bindings::ib_unregister_client(vtable.as_raw()) };
+        vtable.registered.store(false, Ordering::Release);
+    }
+}
+
+/// ib_client `add`: makes `T`'s data for a new device.
+///
+/// # Safety
+///
+/// Called by ib_core only, with a registered device, for the registered vtable
+/// of `T`.
+unsafe extern "C" fn add_callback<T: Client>(raw: *mut bindings::ib_device) -> kernel::ffi::c_int {
+    from_result(|| {
+        // SAFETY: ib_core passes a registered device that stays registered at
+        // least until our `remove` callback returns.
+        let dev = unsafe { Device::from_raw(raw) };
+        let data = KBox::new(T::add(dev)?, GFP_KERNEL)?;
+        // SAFETY: `dev` is valid and `T`'s vtable is registered (ib_core only
+        // calls `add` for registered clients). The pointer is taken back by
+        // `remove_callback`, the only other user of this slot.
+        unsafe {
+            bindings::ib_set_client_data(
+                dev.as_raw(),
+                T::vtable().as_raw(),
+                KBox::into_raw(data).cast(),
+            )
+        };
+        Ok(0)
+    })
+}
+
+/// ib_client `remove`: drops `T`'s data of a device going away.
+///
+/// # Safety
+///
+/// Called by ib_core only, once per successful `add`, with the client data
+/// `add_callback` stored (null if it stored none).
+unsafe extern "C" fn remove_callback<T: Client>(
+    raw: *mut bindings::ib_device,
+    client_data: *mut kernel::ffi::c_void,
+) {
+    if client_data.is_null() {
+        return;
+    }
+    // SAFETY: ib_core passes the device `add_callback` succeeded on; it is
+    // still registered while `remove` runs.
+    let dev = unsafe { Device::from_raw(raw) };
+    // SAFETY: a non-null `client_data` is the pointer `add_callback` stored
+    // with `KBox::into_raw`; ib_core passes it to `remove` exactly once.
+    let data = unsafe { KBox::from_raw(client_data.cast::<T::DeviceData>()) };
+    T::remove(dev, &data);
+    drop(data);
+}

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! mlx_ext: MLNX_OFED's masked atomics, big-endian atomic replies and SR-IOV
+//! VF GUID tables for upstream kernels, as an ib_core client.
+//!
+//! [`ib`] is the only module with `unsafe`; the pure logic shared with the
+//! host crate `mlx-ext-core` is mounted from `core/src/` unchanged.
+
+use kernel::prelude::*;
+
+#[path = "../core/src/atomics/mod.rs"]
+pub mod atomics;
+#[path = "../core/src/caps.rs"]
+pub mod caps;
+#[path = "../core/src/guid/mod.rs"]
+pub mod guid;
+pub mod ib;
+pub mod report;
+
+module! {
+    type: MlxExt,
+    name: "mlx_ext",
+    author: "mlx_ext developers",
+    description: "Masked atomics, big-endian atomic replies and VF GUID tables for mlx4/mlx5",
+    license: "GPL",
+}
+
+struct MlxExt {
+    _reports: ib::Registration<report::DeviceReports>,
+}
+
+impl kernel::Module for MlxExt {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        Ok(Self {
+            _reports: ib::Registration::new()?,
+        })
+    }
+}
