@@ -109,6 +109,8 @@ int mlx_ext_kdir_add_file(struct mlx_ext_kdir *dir, const char *name,
 		kfree(a);
 		return -ENOMEM;
 	}
+	/* A dynamically allocated attribute needs its lockdep key set up. */
+	sysfs_attr_init(&a->attr);
 	a->attr.mode = mode;
 	a->id = id;
 	ret = sysfs_create_file(&dir->kobj, &a->attr);

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Builds the guest's initramfs: busybox, the kernel's modules with modules.dep
+# (mlx_ext.ko among them, under extra/), the `rdma` tool and its libraries,
+# and the guest scripts of tests/vm/.
+#
+# Usage: mkinitramfs.sh KERNEL_DIR MODULE_KO OUTPUT [EXTRA_DIR]
+# EXTRA_DIR's files are copied to /extra in the guest (test vectors).
+source "$(dirname "$0")/lib.sh"
+
+kdir=$1 ko=$2 out=$3 extra=${4:-}
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+
+mkdir -p "$root"/{bin,etc,proc,sys,dev,tmp,run,lib64,usr/bin,tests,extra}
+# The kernel runs /sbin/modprobe to load modules on demand (crc32 for rxe).
+ln -s bin "$root/sbin"
+ln -s ../bin "$root/usr/sbin"
+cp /bin/busybox "$root/bin/busybox"
+for applet in $("$root/bin/busybox" --list); do
+	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+done
+
+# The rdma tool is dynamic: bring the libraries it links.
+rdma=$(command -v rdma) || die "rdma not found (Debian package iproute2)"
+cp "$rdma" "$root/usr/bin/rdma"
+ldd "$rdma" | awk '/=> \//{print $3} /^\t\/lib/{print $1}' | while read -r lib; do
+	mkdir -p "$root$(dirname "$lib")"
+	cp -L "$lib" "$root$lib"
+done
+
+# Modules: the kernel's, plus mlx_ext.ko as an out-of-tree "extra" module.
+kver=$(ls "$kdir/modinst/lib/modules")
+mkdir -p "$root/lib/modules"
+cp -a "$kdir/modinst/lib/modules/$kver" "$root/lib/modules/"
+rm -f "$root/lib/modules/$kver/build"
+mkdir -p "$root/lib/modules/$kver/extra"
+cp "$ko" "$root/lib/modules/$kver/extra/"
+depmod -b "$root" "$kver" || die "depmod failed for the guest's modules"
+
+cp "$MLX_EXT_ROOT"/tests/vm/*.sh "$root/tests/"
+cp "$MLX_EXT_ROOT/tests/vm/init" "$root/init"
+chmod +x "$root/init" "$root"/tests/*.sh
+[ -z "$extra" ] || cp -r "$extra"/. "$root/extra/"
+
+(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) >"$out"

@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: GPL-2.0
+# Set-up shared by the guest scripts.
+
+IB=/sys/class/infiniband
+
+# Loads rdma_rxe and adds Soft-RoCE device rxe0 on eth0.
+add_rxe0() {
+	modprobe rdma_rxe || return 1
+	[ -e $IB/rxe0 ] || rdma link add rxe0 type rxe netdev eth0 || return 1
+	[ -e $IB/rxe0 ]
+}
+
+# Prints what mlx_ext reports for each RDMA device.
+report() {
+	for dev in $IB/*; do
+		[ -d "$dev/mlx_ext" ] || continue
+		echo "$(basename "$dev"):"
+		for f in "$dev"/mlx_ext/*; do
+			[ -f "$f" ] && printf '  %-20s %s\n' "$(basename "$f")" "$(cat "$f")"
+		done
+	done
+}
