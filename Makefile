@@ -1,1 +1,40 @@
-placeholder:
+# SPDX-License-Identifier: GPL-2.0
+#
+# mlx_ext: the targets a developer uses. Kbuild (the module's build rules) is
+# in ./Kbuild; the scripts each target runs are in scripts/.
+#
+#   make run     build everything, boot QEMU, load mlx_ext next to rxe0, show its report
+#   make check   every test: host cargo test, rustfmt, clippy, module build, VM tests
+#   make bench   the masked-atomics benchmark (fast vs reference, ns/op)
+#   make module  build mlx_ext.ko against the cached test kernel
+#   make kernel  build (or reuse) the cached test kernel
+#   make setup   install the Debian packages and bindgen-cli the rest needs
+#   make clean   remove build products of this tree (not the kernel cache)
+
+SHELL := /bin/bash
+.PHONY: run check bench module kernel setup clean
+
+run: setup
+	@kdir=$$(scripts/build-module.sh) && \
+		scripts/vm-run.sh demo "$$kdir" "$(CURDIR)/mlx_ext.ko"
+
+check:
+	@scripts/check.sh
+
+bench:
+	cargo bench -p mlx-ext-core --bench atomics
+
+module: setup
+	@scripts/build-module.sh >/dev/null
+
+kernel: setup
+	@scripts/build-kernel.sh >/dev/null
+
+setup:
+	@scripts/setup.sh
+
+clean:
+	@source scripts/lib.sh && kdir=$$(kernel_dir) && \
+		if [ -d "$$kdir/linux-source-6.12" ]; then \
+			make -C "$$kdir/linux-source-6.12" M=$(CURDIR) $$(kmake_vars) clean; fi
+	rm -rf build target

@@ -49,7 +49,10 @@ impl ShowBuf<'_> {
     /// Appends `bytes`, or fails with `ENOSPC` leaving the buffer unchanged.
     pub fn write_bytes(&mut self, bytes: &[u8]) -> Result {
         let end = self.len.checked_add(bytes.len()).ok_or(ENOSPC)?;
-        self.buf.get_mut(self.len..end).ok_or(ENOSPC)?.copy_from_slice(bytes);
+        self.buf
+            .get_mut(self.len..end)
+            .ok_or(ENOSPC)?
+            .copy_from_slice(bytes);
         self.len = end;
         Ok(())
     }

@@ -11,7 +11,7 @@ add_rxe0 || { echo "could not add rxe0"; exit 1; }
 rdma link show
 step "modprobe mlx_ext"
 modprobe mlx_ext || exit 1
-dmesg | grep mlx_ext
+dmesg | grep 'mlx_ext: '
 step "what mlx_ext reports (/sys/class/infiniband/*/mlx_ext/)"
 report
 step "rmmod mlx_ext"

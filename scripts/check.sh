@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# `make check`: every test of mlx_ext. Host: cargo test, rustfmt, clippy;
+# kernel: module build without warnings (the kernel's CLIPPY=1); VM: the KTAP
+# tests in QEMU. The last line sums up all of them.
+source "$(dirname "$0")/lib.sh"
+cd "$MLX_EXT_ROOT"
+
+passed=0 failed=0 skipped=0
+result() { # NAME STATUS(0 pass, else fail)
+	if [ "$2" = 0 ]; then
+		passed=$((passed + 1)); echo "ok: $1"
+	else
+		failed=$((failed + 1)); echo "FAILED: $1"
+	fi
+}
+summary() { echo "$passed passed, $failed failed, $skipped skipped"; }
+trap 'summary' EXIT
+
+"$MLX_EXT_ROOT/scripts/setup.sh"
+
+mkdir -p "$MLX_EXT_BUILD"
+say "host: cargo test"
+set +e
+cargo test --workspace --color never 2>&1 | tee "$MLX_EXT_BUILD/cargo-test.log"
+cargo_rc=${PIPESTATUS[0]}
+set -e
+# One "test result:" line per test binary.
+read -r p f i < <(awk '/^test result:/ { for (k = 1; k <= NF; k++) {
+	if ($(k+1) ~ /^passed/) p += $k; if ($(k+1) ~ /^failed/) f += $k; if ($(k+1) ~ /^ignored/) i += $k } }
+	END { print p + 0, f + 0, i + 0 }' "$MLX_EXT_BUILD/cargo-test.log")
+passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + i))
+rm -f "$MLX_EXT_BUILD/cargo-test.log"
+if [ "$cargo_rc" != 0 ] && [ "$f" = 0 ]; then result "cargo test (did not build or run)" 1; fi
+
+say "host: rustfmt and clippy"
+set +e
+cargo fmt --all --check >/dev/null 2>&1; result "cargo fmt --check" $?
+# Module code is formatted like the kernel's (its .rustfmt.toml is the default).
+rustfmt --edition 2021 --check rust/mlx_ext.rs | head -n 40; result "rustfmt --check rust/" "${PIPESTATUS[0]}"
+cargo clippy --workspace --all-targets --color never -- -D warnings 2>&1 | tail -n 20
+result "cargo clippy -D warnings" "${PIPESTATUS[0]}"
+
+say "kernel: build mlx_ext.ko (CLIPPY=1, no warnings allowed)"
+kdir=$("$MLX_EXT_ROOT/scripts/build-module.sh" --no-warnings)
+rc=$?
+result "module build without warnings" $rc
+set -e
+[ $rc = 0 ] || exit 1
+
+say "host: expected in-kernel self-test digests"
+extra=$MLX_EXT_BUILD/vm-extra
+mkdir -p "$extra"
+cargo build -q --release -p mlx-ext-core --example atomics_digest
+for seed in 1 2 3; do
+	echo "$seed 100000 $(target/release/examples/atomics_digest "$seed" 100000)"
+done >"$extra/atomics_digests"
+
+say "vm: tests in QEMU"
+set +e
+"$MLX_EXT_ROOT/scripts/vm-run.sh" check "$kdir" "$MLX_EXT_ROOT/mlx_ext.ko" "$extra" | tee "$MLX_EXT_BUILD/vm-check.out"
+vm_rc=${PIPESTATUS[0]}
+set -e
+read -r p f s < <(sed -nE 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p' "$MLX_EXT_BUILD/vm-check.out" | tail -n1)
+passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0})) skipped=$((skipped + ${s:-0}))
+if [ "$vm_rc" != 0 ] && [ "${f:-0}" = 0 ]; then result "vm run (see the reason above)" 1; fi
+[ "$failed" = 0 ]
