@@ -16,6 +16,7 @@ pub mod caps;
 pub mod guid;
 pub mod ib;
 pub mod report;
+pub mod selftest;
 
 module! {
     type: MlxExt,
@@ -27,12 +28,14 @@ module! {
 
 struct MlxExt {
     _reports: ib::Registration<report::DeviceReports>,
+    _selftest: ib::debugfs::Dir<selftest::Selftest>,
 }
 
 impl kernel::Module for MlxExt {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         Ok(Self {
             _reports: ib::Registration::new()?,
+            _selftest: selftest::Selftest::create()?,
         })
     }
 }

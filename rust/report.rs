@@ -5,10 +5,7 @@
 use crate::{
     caps::AtomicCap,
     declare_ib_client,
-    ib::{
-        self,
-        sysfs::{Dir, DirOps, ShowBuf},
-    },
+    ib::{self, sysfs::Dir, DirOps, ShowBuf},
 };
 use core::fmt::Write;
 use kernel::{c_str, prelude::*};

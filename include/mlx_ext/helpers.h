@@ -14,7 +14,8 @@
 #include <rdma/ib_verbs.h>
 
 /**
- * struct mlx_ext_kdir_ops - callbacks of the files of one sysfs directory
+ * struct mlx_ext_file_ops - callbacks of the files of one directory (sysfs
+ * or debugfs)
  * @show: formats file @id of @priv into @buf (PAGE_SIZE bytes); returns the
  *        length written or a negative errno.
  * @store: parses @len bytes of @buf into file @id of @priv; returns @len or
@@ -22,7 +23,7 @@
  *
  * Neither is called once mlx_ext_kdir_destroy() has returned.
  */
-struct mlx_ext_kdir_ops {
+struct mlx_ext_file_ops {
 	ssize_t (*show)(void *priv, unsigned int id, char *buf);
 	ssize_t (*store)(void *priv, unsigned int id, const char *buf,
 			 size_t len);
@@ -37,7 +38,7 @@ struct mlx_ext_kdir;
  */
 struct mlx_ext_kdir *mlx_ext_kdir_create(struct kobject *parent,
 					 const char *name,
-					 const struct mlx_ext_kdir_ops *ops,
+					 const struct mlx_ext_file_ops *ops,
 					 void *priv);
 
 /**
@@ -61,6 +62,34 @@ struct kobject *mlx_ext_kdir_kobj(struct mlx_ext_kdir *dir);
  * destroyed first.
  */
 void mlx_ext_kdir_destroy(struct mlx_ext_kdir *dir);
+
+struct mlx_ext_ddir;
+
+/**
+ * mlx_ext_ddir_create - create debugfs directory @name at the debugfs root
+ *
+ * Returns the directory or an ERR_PTR. @ops and @priv must outlive it.
+ * Files are read through seq_file: @ops->show runs once per open-and-read,
+ * however small the reader's reads.
+ */
+struct mlx_ext_ddir *mlx_ext_ddir_create(const char *name,
+					 const struct mlx_ext_file_ops *ops,
+					 void *priv);
+
+/**
+ * mlx_ext_ddir_add_file - add file @name with @mode to @dir, served as @id
+ *
+ * Writes longer than a page are refused with -EINVAL.
+ */
+int mlx_ext_ddir_add_file(struct mlx_ext_ddir *dir, const char *name,
+			  umode_t mode, unsigned int id);
+
+/**
+ * mlx_ext_ddir_destroy - remove @dir and its files, and free it
+ *
+ * Waits for running callbacks; none starts afterwards.
+ */
+void mlx_ext_ddir_destroy(struct mlx_ext_ddir *dir);
 
 /* Wrappers of static inline functions. */
 const char *mlx_ext_ib_device_name(struct ib_device *dev);

@@ -20,7 +20,7 @@ struct mlx_ext_kattr {
 
 struct mlx_ext_kdir {
 	struct kobject kobj;
-	const struct mlx_ext_kdir_ops *ops;
+	const struct mlx_ext_file_ops *ops;
 	void *priv;
 	struct list_head attrs;
 };
@@ -74,7 +74,7 @@ static const struct kobj_type kdir_ktype = {
 
 struct mlx_ext_kdir *mlx_ext_kdir_create(struct kobject *parent,
 					 const char *name,
-					 const struct mlx_ext_kdir_ops *ops,
+					 const struct mlx_ext_file_ops *ops,
 					 void *priv)
 {
 	struct mlx_ext_kdir *dir;

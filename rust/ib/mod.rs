@@ -12,8 +12,11 @@
 
 mod bindings;
 mod client;
+pub mod debugfs;
 mod device;
+mod file;
 pub mod sysfs;
 
 pub use client::{Client, ClientVTable, HasClientVTable, Registration};
 pub use device::Device;
+pub use file::{DirOps, ShowBuf};

@@ -78,6 +78,36 @@ test_load_unload_50_cycles() {
 	return $rc
 }
 
+SELFTEST=/sys/kernel/debug/mlx_ext/atomics_selftest
+
+# The module's compiled masked-atomics arithmetic against the host's
+# bit-serial reference: the host wrote "SEED COUNT DIGEST" lines to
+# /extra/atomics_digests (scripts/check.sh).
+test_atomics_selftest_matches_host() {
+	[ -s /extra/atomics_digests ] || { echo "no host digests in /extra"; return 1; }
+	cases=0
+	while read -r seed count digest; do
+		echo "$seed $count" >$SELFTEST || return 1
+		expect_eq "$(cat $SELFTEST)" "$seed $count $digest" "seed $seed" || return 1
+		cases=$((cases + count))
+	done </extra/atomics_digests
+	echo "$cases cases x 4 operations agree with the host's reference"
+	[ $cases -ge 100000 ]
+}
+
+test_atomics_selftest_rejects_bad_input() {
+	echo "7 1000" >$SELFTEST || return 1
+	before=$(cat $SELFTEST)
+	for bad in "" "abc" "1" "1 2 3" "1 0" "1 1000001" "-1 5" "1  5" "1 5x" "0x1 5" " 1 5"; do
+		if printf '%s\n' "$bad" >$SELFTEST 2>/dev/null; then
+			echo "write of '$bad' was accepted"
+			return 1
+		fi
+	done
+	if printf '1 5\n\n' >$SELFTEST 2>/dev/null; then echo "two newlines accepted"; return 1; fi
+	expect_eq "$(cat $SELFTEST)" "$before" "state after refused writes"
+}
+
 test_no_leaks() {
 	[ -w $KMEMLEAK ] || { echo "kmemleak not available"; return $KSFT_SKIP; }
 	rmmod mlx_ext
@@ -101,4 +131,5 @@ test_kernel_log_clean() {
 setup || echo "# setup failed; the tests below will fail"
 ktap_run test_load_sees_rxe0 test_sysfs_matches_ib_core test_sysfs_read_only \
 	test_link_delete_removes_dir test_rmmod_with_device_present \
-	test_load_unload_50_cycles test_no_leaks test_kernel_log_clean
+	test_load_unload_50_cycles test_atomics_selftest_matches_host \
+	test_atomics_selftest_rejects_bad_input test_no_leaks test_kernel_log_clean
