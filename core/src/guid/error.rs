@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Errors of the VF GUID engine and their errno values.
+
+/// An error of the VF GUID engine.
+///
+/// Every variant maps to a Linux errno from `include/uapi/asm-generic/errno-base.h`,
+/// whose values are the same on every architecture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GuidError {
+    /// More than [`super::MAX_VFS`] VFs: some VF would get no GUID (`-ERANGE`).
+    TooManyVfs,
+    /// What user space wrote is not 1 to 16 hex digits (`-EINVAL`).
+    Malformed,
+    /// The entry is read-only: the PF's entry 0 holds the hardware GUID (`-EPERM`).
+    ReadOnly,
+    /// A physical index outside the port (`-EINVAL`).
+    NoSuchEntry,
+    /// An answer for a request that is not outstanding (`-ENOENT`).
+    StaleAnswer,
+}
+
+const EPERM: i32 = 1;
+const ENOENT: i32 = 2;
+const EINVAL: i32 = 22;
+const ERANGE: i32 = 34;
+
+impl GuidError {
+    /// Returns the negative Linux errno for this error, ready to be returned
+    /// from a sysfs `store`.
+    pub const fn errno(&self) -> i32 {
+        match self {
+            Self::TooManyVfs => -ERANGE,
+            Self::Malformed | Self::NoSuchEntry => -EINVAL,
+            Self::ReadOnly => -EPERM,
+            Self::StaleAnswer => -ENOENT,
+        }
+    }
+
+    /// Returns a short message for the kernel log, saying what was wrong.
+    pub const fn message(&self) -> &'static str {
+        match self {
+            Self::TooManyVfs => "more than 126 VFs: not every VF can get a GUID",
+            Self::Malformed => "a GUID is 1 to 16 hex digits, 0x optional",
+            Self::ReadOnly => "the PF's entry 0 is the hardware GUID and is read-only",
+            Self::NoSuchEntry => "no such GUID entry on the port (0 to 127)",
+            Self::StaleAnswer => "answer for a request that is not outstanding",
+        }
+    }
+}

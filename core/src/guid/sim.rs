@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A simulated subnet manager with programmable answers, for host tests and
+//! for the module's simulated SM backend.
+
+use super::{
+    Answer, AnswerStatus, Method, Request, SmBackend, SubmitError, GUIDS_PER_RECORD, GUID_ASSIGN,
+    PORT_GUIDS,
+};
+
+/// How a [`SimSm`] answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SimMode {
+    /// Sets, assigns and deletes what it is asked to (except the entries
+    /// told to decline with [`SimSm::decline`]).
+    Accept,
+    /// Declines every entry of a SET, fails every DELETE.
+    Decline,
+    /// Every query fails.
+    Error,
+    /// Every query times out.
+    Timeout,
+    /// Every query finds the port not active.
+    PortDown,
+}
+
+/// A simulated SM: it holds the port's GUID table as the SM sees it, takes
+/// one request at a time through [`SmBackend::submit`], and answers it when
+/// told to with [`SimSm::reply`], according to its [`SimMode`].
+#[derive(Clone, Debug)]
+pub struct SimSm {
+    mode: SimMode,
+    guid_base: u64,
+    table: [u64; PORT_GUIDS],
+    declines: [u8; PORT_GUIDS],
+    inflight: Option<Request>,
+    requests: u64,
+}
+
+impl SimSm {
+    /// Returns an SM in [`SimMode::Accept`] that assigns `guid_base + n` to
+    /// entry `n` when asked to assign one.
+    pub const fn new(guid_base: u64) -> Self {
+        Self {
+            mode: SimMode::Accept,
+            guid_base,
+            table: [0; PORT_GUIDS],
+            declines: [0; PORT_GUIDS],
+            inflight: None,
+            requests: 0,
+        }
+    }
+
+    /// Sets how the SM answers from now on.
+    pub fn set_mode(&mut self, mode: SimMode) {
+        self.mode = mode;
+    }
+
+    /// Returns how the SM answers.
+    pub const fn mode(&self) -> SimMode {
+        self.mode
+    }
+
+    /// Makes the SM decline the next `times` SETs of physical entry `entry`
+    /// even in [`SimMode::Accept`].
+    pub fn decline(&mut self, entry: u8, times: u8) {
+        if let Some(d) = self.declines.get_mut(usize::from(entry)) {
+            *d = times;
+        }
+    }
+
+    /// Returns the GUID the SM holds for physical entry `entry`.
+    pub fn guid(&self, entry: u8) -> Option<u64> {
+        self.table.get(usize::from(entry)).copied()
+    }
+
+    /// Returns the GUID the SM assigns to physical entry `entry`.
+    pub const fn assigned_guid(&self, entry: u8) -> u64 {
+        self.guid_base.wrapping_add(entry as u64)
+    }
+
+    /// Returns how many requests the SM has received.
+    pub const fn requests(&self) -> u64 {
+        self.requests
+    }
+
+    /// Returns the request waiting for an answer, if any.
+    pub const fn inflight(&self) -> Option<&Request> {
+        self.inflight.as_ref()
+    }
+
+    /// Forgets the waiting request without answering it, as a lost MAD.
+    pub fn lose(&mut self) -> Option<Request> {
+        self.inflight.take()
+    }
+
+    /// Answers the waiting request, if any, according to the mode.
+    pub fn reply(&mut self) -> Option<Answer> {
+        let request = self.inflight.take()?;
+        let status = match (self.mode, request.method) {
+            (SimMode::Accept, _) | (SimMode::Decline, Method::Set) => AnswerStatus::Ok,
+            (SimMode::Decline, Method::Delete) | (SimMode::Error, _) => AnswerStatus::Error,
+            (SimMode::Timeout, _) => AnswerStatus::Timeout,
+            (SimMode::PortDown, _) => AnswerStatus::PortDown,
+        };
+        if status != AnswerStatus::Ok {
+            return Some(Answer::failed(request.id, status));
+        }
+        let mut guids = [0; GUIDS_PER_RECORD];
+        for entry in request.entries() {
+            let slot = usize::from(entry % 8);
+            let asked = request.guids.get(slot).copied().unwrap_or(0);
+            let assigned = self.assigned_guid(entry);
+            let (Some(held), Some(declines)) = (
+                self.table.get_mut(usize::from(entry)),
+                self.declines.get_mut(usize::from(entry)),
+            ) else {
+                continue;
+            };
+            let answer = match request.method {
+                Method::Delete => {
+                    *held = 0;
+                    0
+                }
+                Method::Set if self.mode == SimMode::Decline || *declines > 0 => {
+                    *declines = declines.saturating_sub(1);
+                    0
+                }
+                Method::Set => {
+                    *held = if asked == GUID_ASSIGN {
+                        assigned
+                    } else {
+                        asked
+                    };
+                    *held
+                }
+            };
+            if let Some(g) = guids.get_mut(slot) {
+                *g = answer;
+            }
+        }
+        Some(Answer {
+            id: request.id,
+            status,
+            guids,
+        })
+    }
+}
+
+impl SmBackend for SimSm {
+    fn submit(&mut self, request: &Request) -> Result<(), SubmitError> {
+        // A new request replaces one the engine gave up on.
+        self.inflight = Some(*request);
+        self.requests = self.requests.wrapping_add(1);
+        Ok(())
+    }
+}

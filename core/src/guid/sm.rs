@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The subnet manager as the engine sees it: GUIDInfo requests and their
+//! answers, and the [`SmBackend`] trait that carries them.
+//!
+//! The kernel layer implements [`SmBackend`] twice: over the real SA
+//! (`ib_sa_guid_info_rec_query`, one request per GUIDInfo record, the entry
+//! mask becoming the component mask bits `IB_SA_COMP_MASK(4 + i)`), and over
+//! a simulated SM for tests and demos (see [`super::SimSm`]).
+
+use super::GUIDS_PER_RECORD;
+
+/// What a GUIDInfo request asks of the SA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Set the entries to the given GUIDs; a GUID of 0 asks the SM to assign one.
+    Set,
+    /// Delete the entries.
+    Delete,
+}
+
+/// One request to the SM: some entries of one GUIDInfo record, all with the
+/// same method (SET and DELETE are never mixed in one request).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// The engine's identifier of this request, echoed in the [`Answer`].
+    pub id: u64,
+    /// The GUIDInfo record (block number), 0 to 15.
+    pub record: u8,
+    /// SET or DELETE.
+    pub method: Method,
+    /// The entries of the record that the request covers: bit `i` is
+    /// physical entry `8 * record + i`.
+    pub mask: u8,
+    /// The GUID asked for each entry in `mask` (0: let the SM assign one);
+    /// entries outside `mask` are 0.
+    pub guids: [u64; GUIDS_PER_RECORD],
+}
+
+impl Request {
+    /// Returns the physical entries the request covers, in increasing order.
+    pub fn entries(&self) -> impl Iterator<Item = u8> + '_ {
+        (0u8..8)
+            .filter(move |i| self.mask & (1 << i) != 0)
+            .map(move |i| self.record.wrapping_mul(8).wrapping_add(i))
+    }
+}
+
+/// How the SA answered a request as a whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnswerStatus {
+    /// The SA answered; the record tells, entry by entry, what the SM did.
+    Ok,
+    /// The SA query failed: retry the request's entries after 1 s.
+    Error,
+    /// The SA query timed out: retry the request's entries after 1 s.
+    Timeout,
+    /// The port is not active: retry the request's entries after 5 s.
+    PortDown,
+}
+
+/// The SM's answer to a [`Request`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Answer {
+    /// The [`Request::id`] answered.
+    pub id: u64,
+    /// The outcome of the query as a whole.
+    pub status: AnswerStatus,
+    /// With [`AnswerStatus::Ok`], the record's GUIDs as the SA returned them.
+    /// For a SET, an entry holding the GUID asked for (or any valid GUID when
+    /// 0 was asked for) was accepted; anything else was declined. For a
+    /// DELETE, every entry of the request was deleted.
+    pub guids: [u64; GUIDS_PER_RECORD],
+}
+
+impl Answer {
+    /// Returns an answer with `status` and no GUIDs, for the failures.
+    pub const fn failed(id: u64, status: AnswerStatus) -> Self {
+        Self {
+            id,
+            status,
+            guids: [0; GUIDS_PER_RECORD],
+        }
+    }
+}
+
+/// Why a backend could not send a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubmitError {
+    /// The port is not active (retried after 5 s).
+    PortDown,
+    /// Any other failure, such as no memory (retried after 1 s).
+    Failed,
+}
+
+/// A way to reach the subnet manager.
+///
+/// [`submit`](SmBackend::submit) only sends: the answer comes back later,
+/// from whatever context the backend completes in, and is handed to
+/// [`super::Engine::answer`]. A backend must answer every request it accepted
+/// exactly once (the engine also gives a request up after
+/// [`super::ANSWER_WATCHDOG_SECS`]).
+pub trait SmBackend {
+    /// Sends `request` to the SM.
+    fn submit(&mut self, request: &Request) -> Result<(), SubmitError>;
+}

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What `admin_guids/<n>` accepts and what the sysfs files show.
+
+use mlx_ext_core::guid::{
+    parse_admin_guid, AdminGuid, Config, Engine, Gid, GuidError, DEFAULT_SUBNET_PREFIX,
+};
+
+#[test]
+fn well_formed_inputs() {
+    let cases: &[(&[u8], u64)] = &[
+        (b"0", 0),
+        (b"0\n", 0),
+        (b"ffffffffffffffff", u64::MAX),
+        (b"ffffffffffffffff\n", u64::MAX),
+        (b"0xffffffffffffffff", u64::MAX),
+        (b"0XFFFFFFFFFFFFFFFF\n", u64::MAX),
+        (b"2c90300001234", 0x0002_c903_0000_1234),
+        (b"0x0002C90300001234", 0x0002_c903_0000_1234),
+        (b"1", 1),
+        (b"0x1\n", 1),
+        (b"0000000000000001", 1),
+    ];
+    for &(input, want) in cases {
+        assert_eq!(
+            parse_admin_guid(input),
+            Ok(want),
+            "{:?}",
+            String::from_utf8_lossy(input)
+        );
+    }
+}
+
+const MALFORMED: &[&[u8]] = &[
+    b"",
+    b"\n",
+    b"0x",
+    b"0x\n",
+    b"0X",
+    b"x12",
+    b"-1",
+    b"+1",
+    b"-0x1",
+    b" 12",
+    b"12 ",
+    b"1 2",
+    b"12\t",
+    b"0x 12",
+    b"12\n\n",
+    b"\n12",
+    b"12\r\n",
+    b"12345678901234567",
+    b"0x12345678901234567",
+    b"00000000000000000",
+    b"g",
+    b"0xg1",
+    b"12z",
+    b"1\x002",
+    b"0x0x12",
+    b"\xff",
+];
+
+#[test]
+fn malformed_inputs_are_rejected() {
+    for &input in MALFORMED {
+        assert_eq!(
+            parse_admin_guid(input),
+            Err(GuidError::Malformed),
+            "{:?}",
+            String::from_utf8_lossy(input)
+        );
+    }
+    assert_eq!(GuidError::Malformed.errno(), -22);
+}
+
+#[test]
+fn malformed_writes_change_nothing() {
+    let mut engine = Engine::new(Config {
+        num_vfs: 4,
+        sm_guid_assign: true,
+        hw_guid: 0x1234,
+    })
+    .unwrap();
+    engine.set_admin(5, 0xabcd, 7).unwrap();
+    let before = format!("{engine:?}");
+    for &input in MALFORMED {
+        for entry in [0u8, 1, 5, 127] {
+            let err = engine.write_admin(entry, input, 99).unwrap_err();
+            let want = if entry == 0 {
+                GuidError::ReadOnly
+            } else {
+                GuidError::Malformed
+            };
+            assert_eq!(err, want);
+        }
+    }
+    assert_eq!(
+        engine.write_admin(128, b"12", 99),
+        Err(GuidError::NoSuchEntry)
+    );
+    assert_eq!(engine.set_admin(200, 12, 99), Err(GuidError::NoSuchEntry));
+    assert_eq!(
+        format!("{engine:?}"),
+        before,
+        "a rejected write changed the engine"
+    );
+}
+
+#[test]
+fn the_pf_hardware_guid_is_read_only() {
+    let mut engine = Engine::new(Config {
+        num_vfs: 2,
+        sm_guid_assign: false,
+        hw_guid: 0x77,
+    })
+    .unwrap();
+    for input in [&b"0"[..], b"ffffffffffffffff", b"1234\n"] {
+        assert_eq!(engine.write_admin(0, input, 0), Err(GuidError::ReadOnly));
+    }
+    assert_eq!(engine.set_admin(0, 1, 0), Err(GuidError::ReadOnly));
+    assert_eq!(GuidError::ReadOnly.errno(), -1);
+    assert_eq!(engine.admin(0), Some(0x77));
+    assert_eq!(engine.oper(0), Some(0x77));
+}
+
+#[test]
+fn formats_follow_upstream_mlx4() {
+    assert_eq!(AdminGuid(u64::MAX).to_string(), "ffffffffffffffff");
+    assert_eq!(AdminGuid(0).to_string(), "0");
+    assert_eq!(
+        AdminGuid(0x0002_c903_00ab_cdef).to_string(),
+        "2c90300abcdef"
+    );
+    let gid = Gid {
+        prefix: DEFAULT_SUBNET_PREFIX,
+        guid: 0,
+    };
+    assert_eq!(gid.to_string(), "fe80:0000:0000:0000:0000:0000:0000:0000");
+    let gid = Gid {
+        prefix: DEFAULT_SUBNET_PREFIX,
+        guid: 0x0002_c903_00ab_cdef,
+    };
+    assert_eq!(gid.to_string(), "fe80:0000:0000:0000:0002:c903:00ab:cdef");
+}
+
+#[test]
+fn shown_admin_values_parse_back() {
+    for v in [0u64, 1, 0x10, 0xdead_beef, u64::MAX, 0x8000_0000_0000_0000] {
+        let shown = format!("{}\n", AdminGuid(v));
+        assert_eq!(parse_admin_guid(shown.as_bytes()), Ok(v));
+    }
+}
