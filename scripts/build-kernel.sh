@@ -14,7 +14,7 @@ if [ -f "$dir/.complete" ]; then
 fi
 
 jobs=${JOBS:-$(($(nproc) + 1))}
-say "kernel: no cached build for key $(kernel_key); building in $dir (~16 min on 2 cores)"
+say "kernel: no cached build for key $(kernel_key); building in $dir (about 7 min on 2 cores)"
 kernel_inputs | sed 's/^/    /' >&2
 mkdir -p "$MLX_EXT_CACHE"
 # Built in place (a kernel tree holds absolute paths); .complete, written

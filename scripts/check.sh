@@ -14,7 +14,14 @@ result() { # NAME STATUS(0 pass, else fail)
 		failed=$((failed + 1)); echo "FAILED: $1"
 	fi
 }
-summary() { echo "$passed passed, $failed failed, $skipped skipped"; }
+summary() {
+	local rc=$?
+	# A step that stopped the script (set -e) is a failure the tally must show.
+	if [ "$rc" != 0 ] && [ "$failed" = 0 ]; then
+		failed=1; echo "FAILED: make check stopped early (exit $rc), see above"
+	fi
+	echo "$passed passed, $failed failed, $skipped skipped"
+}
 trap 'summary' EXIT
 
 "$MLX_EXT_ROOT/scripts/setup.sh"
@@ -37,7 +44,7 @@ say "host: rustfmt and clippy"
 set +e
 cargo fmt --all --check >/dev/null 2>&1; result "cargo fmt --check" $?
 # Module code is formatted like the kernel's (its .rustfmt.toml is the default).
-rustfmt --edition 2021 --check rust/mlx_ext.rs | head -n 40; result "rustfmt --check rust/" "${PIPESTATUS[0]}"
+"$KRUSTFMT" --edition 2021 --check rust/mlx_ext.rs | head -n 40; result "rustfmt --check rust/" "${PIPESTATUS[0]}"
 cargo clippy --workspace --all-targets --color never -- -D warnings 2>&1 | tail -n 20
 result "cargo clippy -D warnings" "${PIPESTATUS[0]}"
 
