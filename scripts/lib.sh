@@ -14,7 +14,11 @@ MLX_EXT_BUILD=${MLX_EXT_BUILD:-$MLX_EXT_ROOT/build}
 KRUSTC=${KRUSTC:-/usr/bin/rustc}
 KCLIPPY=${KCLIPPY:-/usr/bin/clippy-driver}
 KRUSTFMT=${KRUSTFMT:-/usr/bin/rustfmt}
-KBINDGEN=${KBINDGEN:-$(command -v bindgen 2>/dev/null || echo "$HOME/.cargo/bin/bindgen")}
+# The cargo-installed bindgen-cli first: Debian's bindgen is too old.
+if [ -z "${KBINDGEN:-}" ]; then
+	if [ -x "$HOME/.cargo/bin/bindgen" ]; then KBINDGEN=$HOME/.cargo/bin/bindgen
+	else KBINDGEN=$(command -v bindgen 2>/dev/null || echo "$HOME/.cargo/bin/bindgen"); fi
+fi
 KERNEL_SRC_TAR=/usr/src/linux-source-6.12.tar.xz
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

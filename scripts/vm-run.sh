@@ -66,6 +66,9 @@ failed=$(grep -cE '^not ok [0-9]+ ' "$log" || true)
 grep -q 'Kernel panic' "$log" && fail "the guest panicked (see $log)"
 [ "$qemu_rc" = 124 ] && fail "timed out after ${timeout}s (see $log)"
 grep -q 'mlx_ext-vm: done' "$log" || fail "the guest did not finish (QEMU exit $qemu_rc; see $log)"
+# A kernel splat fails the run even when no test looked at the log.
+splat=$(grep -m1 -E '^mlx_ext-vm: splat: |(^|\] )(BUG:|Oops|kernel BUG)' "$log" || true)
+[ -z "$splat" ] || fail "the kernel reported: $splat (see $log)"
 guest_rc=$(sed -nE 's/^mlx_ext-vm: done rc=([0-9]+)$/\1/p' "$log" | tail -n1)
 if [ -z "$plan" ]; then
 	# No KTAP: a demo, which succeeds when the guest script does.

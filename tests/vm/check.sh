@@ -122,7 +122,7 @@ test_no_leaks() {
 }
 
 test_kernel_log_clean() {
-	bad=$(dmesg | grep -E 'WARNING:|BUG[: ]|Oops|refcount_t|general protection|Call Trace|UBSAN|possible (circular|recursive) locking|unreferenced object|kobject.*(not initialized|already)')
+	bad=$(kernel_splats)
 	[ -z "$bad" ] && return 0
 	echo "$bad"
 	return 1

@@ -3,6 +3,15 @@
 
 IB=/sys/class/infiniband
 
+# What in the kernel log means something went wrong (a splat, a lockdep or
+# kmemleak report, a refcount or kobject misuse).
+KERNEL_SPLAT='WARNING:|BUG[: ]|Oops|refcount_t|general protection|Call Trace|UBSAN|possible (circular|recursive) locking|unreferenced object|kobject.*(not initialized|already)'
+
+# Prints the kernel log lines that match KERNEL_SPLAT.
+kernel_splats() {
+	dmesg | grep -E "$KERNEL_SPLAT"
+}
+
 # Loads rdma_rxe and adds Soft-RoCE device rxe0 on eth0.
 add_rxe0() {
 	modprobe rdma_rxe || return 1
