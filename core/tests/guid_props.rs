@@ -125,6 +125,12 @@ impl World {
             if Some(r.id) != had {
                 prop_assert!(r.mask != 0);
                 for entry in r.entries() {
+                    let due = self.engine.due(entry);
+                    prop_assert!(
+                        due.is_some_and(|d| d <= self.now),
+                        "entry {} sent before it was due",
+                        entry
+                    );
                     let admin = self.engine.admin(entry).unwrap();
                     prop_assert_ne!(entry, 0, "the hardware GUID is never sent");
                     match r.method {

@@ -4,8 +4,8 @@
 //! record order, admin writes, failures, port state and events.
 
 use mlx_ext_core::guid::{
-    Answer, AnswerStatus, Config, Engine, GuidError, Method, Request, SimMode, SimSm, GUID_DELETE,
-    NSEC_PER_SEC,
+    Answer, AnswerStatus, Config, Engine, GuidError, Method, Request, SimMode, SimSm, SmBackend,
+    SubmitError, GUID_DELETE, NSEC_PER_SEC,
 };
 
 const S: u64 = NSEC_PER_SEC;
@@ -225,7 +225,7 @@ fn the_earliest_overdue_record_goes_first() {
                 "one request at a time"
             );
             port.engine
-                .answer(&Answer::failed(r.id, AnswerStatus::Error), 10 * S)
+                .answer(&Answer::failed(&r, AnswerStatus::Error), 10 * S)
                 .unwrap();
             r.record
         })
@@ -344,6 +344,7 @@ fn a_lost_answer_is_given_up_after_the_watchdog() {
     assert_eq!(port.engine.outstanding(), None);
     let late = Answer {
         id: lost.id,
+        record: lost.record,
         status: AnswerStatus::Ok,
         guids: [0x66; 8],
     };
@@ -422,9 +423,9 @@ fn port_state_follows_base_entries_and_events_follow_every_entry() {
     port.run();
     assert!(port.engine.take_events().is_empty());
     // A value seen on the port outside an answer is an event too.
-    port.engine.set_oper(3, 0x3).unwrap();
+    port.engine.set_oper(3, 0x3, port.now).unwrap();
     assert_eq!(port.engine.take_events().iter().collect::<Vec<_>>(), [1]);
-    assert_eq!(port.engine.set_oper(128, 1), Err(GuidError::NoSuchEntry));
+    assert_eq!(port.engine.set_oper(128, 1, 0), Err(GuidError::NoSuchEntry));
 }
 
 #[test]
@@ -436,4 +437,233 @@ fn too_many_vfs_is_refused_by_the_engine() {
     })
     .unwrap_err();
     assert_eq!(err, GuidError::TooManyVfs);
+}
+
+#[test]
+fn zero_written_during_a_set_still_asks_the_sm() {
+    let mut port = Port::new(2, false);
+    port.engine.set_admin(9, 0x99, 0).unwrap();
+    port.engine.poll(&mut port.sm, 0);
+    port.engine.set_admin(9, 0, S).unwrap();
+    let answer = port.sm.reply().unwrap(); // the SM sets 0x99
+    port.engine.answer(&answer, S).unwrap();
+    assert_eq!(port.engine.oper(9), Some(0x99));
+    assert_eq!(
+        port.engine.admin(9),
+        Some(0),
+        "0x99 was not what the SM was asked to assign"
+    );
+    assert!(port.engine.is_pending(9));
+    port.now = S;
+    port.run();
+    let last = port.sent.last().unwrap().1;
+    assert_eq!(
+        (last.method, last.guids[1]),
+        (Method::Set, 0),
+        "the SM is asked to assign"
+    );
+    assert_eq!(port.engine.admin(9), Some(port.sm.assigned_guid(9)));
+    assert_eq!(port.engine.oper(9), Some(port.sm.assigned_guid(9)));
+}
+
+#[test]
+fn an_entry_not_yet_due_waits_for_its_own_time() {
+    let mut port = Port::new(2, false);
+    port.engine.set_admin(9, 0x99, 0).unwrap();
+    port.sm.decline(9, 1);
+    port.pump(); // entry 9 declined: due at 1 s
+    port.now = S / 2;
+    port.engine.set_admin(10, 0x1010, port.now).unwrap();
+    port.pump();
+    let (t, r) = *port.sent.last().unwrap();
+    assert_eq!(
+        (t, r.record, r.mask),
+        (S / 2, 1, 0b100),
+        "entry 10 alone, entry 9 waits"
+    );
+    port.run();
+    assert_eq!(port.send_times_of(9), [0, S]);
+}
+
+/// A backend whose every send fails.
+struct Unreachable(SubmitError, u32);
+
+impl SmBackend for Unreachable {
+    fn submit(&mut self, _request: &Request) -> Result<(), SubmitError> {
+        self.1 += 1;
+        Err(self.0)
+    }
+}
+
+#[test]
+fn failed_sends_reschedule_every_due_record_in_one_poll() {
+    for (error, delay) in [(SubmitError::PortDown, 5), (SubmitError::Failed, 1)] {
+        let mut engine = Engine::new(Config {
+            num_vfs: 3,
+            sm_guid_assign: false,
+            hw_guid: HW,
+        })
+        .unwrap();
+        for entry in [9u8, 17, 25, 26] {
+            engine.set_admin(entry, u64::from(entry), 0).unwrap();
+        }
+        let mut sm = Unreachable(error, 0);
+        assert_eq!(engine.poll(&mut sm, 0), Some(delay * S), "{error:?}");
+        assert_eq!(sm.1, 3, "one send per record");
+        assert_eq!(engine.outstanding(), None);
+        for entry in [9u8, 17, 25, 26] {
+            assert_eq!(
+                engine.due(entry),
+                Some(delay * S),
+                "{error:?} entry {entry}"
+            );
+            assert_eq!(engine.backoff_secs(entry), Some(0));
+        }
+    }
+}
+
+#[test]
+fn a_failed_request_keeps_each_entrys_own_backoff() {
+    let mut port = Port::new(2, false);
+    port.engine.set_admin(9, 0x99, 0).unwrap();
+    port.sm.decline(9, 2);
+    port.run_until(S); // declined at 0 and 1 s: backoff 2, due at 3 s
+    port.now = 3 * S;
+    port.engine.set_admin(10, 0x1010, port.now).unwrap();
+    port.sm.set_mode(SimMode::Error);
+    port.pump();
+    let (_, r) = *port.sent.last().unwrap();
+    assert_eq!(r.mask, 0b110, "both entries in one request");
+    assert_eq!(port.engine.backoff_secs(9), Some(2));
+    assert_eq!(port.engine.backoff_secs(10), Some(0));
+    assert_eq!(
+        (port.engine.due(9), port.engine.due(10)),
+        (Some(4 * S), Some(4 * S))
+    );
+}
+
+#[test]
+fn retry_all_sends_pending_entries_now_keeping_their_backoff() {
+    let mut port = Port::new(2, false);
+    port.engine.set_admin(9, 0x99, 0).unwrap();
+    port.sm.decline(9, 5);
+    port.run_until(15 * S); // backoff 16, due at 31 s
+    assert_eq!(
+        (port.engine.backoff_secs(9), port.engine.due(9)),
+        (Some(16), Some(31 * S))
+    );
+    port.engine.retry_all(20 * S);
+    assert_eq!(port.engine.due(9), Some(20 * S));
+    assert_eq!(port.engine.backoff_secs(9), Some(16));
+    assert_eq!(port.engine.next_wakeup(), Some(20 * S));
+}
+
+#[test]
+fn an_entry_whose_request_timed_out_is_confirmed_with_the_sm() {
+    let mut port = Port::new(1, false);
+    port.engine.set_admin(6, 0xa, 0).unwrap();
+    port.run();
+    // B is sent and times out: the SM may hold B. The admin goes back to A.
+    port.engine.set_admin(6, 0xb, port.now).unwrap();
+    port.sm.set_mode(SimMode::Timeout);
+    port.pump();
+    port.engine.set_admin(6, 0xa, port.now).unwrap();
+    assert!(port.engine.is_pending(6), "A must be asserted again");
+    port.sm.set_mode(SimMode::Accept);
+    port.run();
+    let last = port.sent.last().unwrap().1;
+    assert_eq!(last.guids[6], 0xa);
+    assert_eq!(port.sm.guid(6), Some(0xa));
+    assert!(!port.engine.is_pending(6));
+    // A port that is down never reached the SM: nothing to confirm.
+    port.engine.set_admin(6, 0xb, port.now).unwrap();
+    port.sm.set_mode(SimMode::PortDown);
+    port.pump();
+    port.engine.set_admin(6, 0xa, port.now).unwrap();
+    assert!(!port.engine.is_pending(6));
+}
+
+#[test]
+fn a_value_seen_on_the_port_reschedules_at_once() {
+    let mut port = Port::new(1, false);
+    port.engine.set_admin(6, 0x66, 0).unwrap();
+    port.sm.decline(6, 4);
+    port.run();
+    assert_eq!(port.engine.oper(6), Some(0x66));
+    port.now += 100 * S;
+    port.engine.set_oper(6, 0x1, port.now).unwrap(); // something else changed it
+    assert_eq!(port.engine.due(6), Some(port.now));
+    assert_eq!(port.engine.backoff_secs(6), Some(0));
+    port.run();
+    assert_eq!(port.engine.oper(6), Some(0x66));
+    assert_eq!(port.engine.set_oper(0, 1, 0), Err(GuidError::ReadOnly));
+    assert_eq!(port.engine.oper(0), Some(HW));
+}
+
+#[test]
+fn the_decline_mode_keeps_scripted_declines() {
+    let mut port = Port::new(1, false);
+    port.engine.set_admin(6, 0x66, 0).unwrap();
+    port.sm.decline(6, 2);
+    port.sm.set_mode(SimMode::Decline);
+    port.run_until(0);
+    port.sm.set_mode(SimMode::Accept);
+    port.run();
+    assert_eq!(
+        gaps(&port.send_times_of(6)),
+        [1, 2, 4],
+        "one mode decline, then the two scripted"
+    );
+}
+
+#[test]
+fn an_answer_for_another_record_is_stale() {
+    let mut port = Port::new(1, false);
+    port.engine.set_admin(9, 0x99, 0).unwrap();
+    port.engine.poll(&mut port.sm, 0);
+    let mut answer = port.sm.reply().unwrap();
+    answer.record = 2;
+    assert_eq!(port.engine.answer(&answer, 0), Err(GuidError::StaleAnswer));
+    assert!(port.engine.outstanding().is_some());
+    answer.record = 1;
+    assert!(port.engine.answer(&answer, 0).is_ok());
+    assert_eq!(port.engine.oper(9), Some(0x99));
+}
+
+#[test]
+fn reset_starts_the_table_over_in_place() {
+    let config = Config {
+        num_vfs: 5,
+        sm_guid_assign: true,
+        hw_guid: HW,
+    };
+    let mut port = Port::new(2, false);
+    port.engine.set_admin(9, 0x99, 0).unwrap();
+    port.run();
+    port.engine.set_admin(10, 0x10, port.now).unwrap();
+    port.engine.poll(&mut port.sm, port.now);
+    assert_eq!(
+        port.engine.reset(Config {
+            num_vfs: 127,
+            ..config
+        }),
+        Err(GuidError::TooManyVfs)
+    );
+    assert_eq!(
+        port.engine.oper(9),
+        Some(0x99),
+        "a refused reset changes nothing"
+    );
+    port.engine.reset(config).unwrap();
+    let fresh = Engine::new(config).unwrap();
+    assert_eq!(port.engine.outstanding(), None);
+    assert_eq!(port.engine.split(), fresh.split());
+    for entry in 0..128u8 {
+        assert_eq!(port.engine.admin(entry), fresh.admin(entry));
+        assert_eq!(port.engine.oper(entry), fresh.oper(entry));
+        assert_eq!(port.engine.due(entry), fresh.due(entry));
+        assert_eq!(port.engine.backoff_secs(entry), fresh.backoff_secs(entry));
+    }
+    assert!((0..=5).all(|f| port.engine.event_count(f) == 0));
+    assert!(port.engine.take_events().is_empty());
 }

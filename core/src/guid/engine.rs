@@ -53,6 +53,10 @@ struct Entry {
     /// Bumped by every admin write, so that an answer to a request sent
     /// before the write does not overrule it.
     generation: u32,
+    /// A request for the entry failed or timed out, so the SM may or may not
+    /// have carried it out: the entry is sent again even if its admin and
+    /// operational values agree, until the SM answers for it.
+    unsure: bool,
 }
 
 impl Entry {
@@ -62,6 +66,7 @@ impl Entry {
         due: 0,
         backoff: 0,
         generation: 0,
+        unsure: false,
     };
 }
 
@@ -113,39 +118,55 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Returns the table of a port that starts as SPEC section 4 says.
+    /// An engine with no VFs and a hardware GUID of 0, to be configured in
+    /// place with [`Engine::reset`]. The engine is several KiB: the kernel
+    /// allocates it on the heap and resets it there rather than moving one
+    /// built by [`Engine::new`] through its small stack.
+    pub const EMPTY: Self = Self {
+        split: Split::NO_VFS,
+        entries: [Entry::DELETED; PORT_GUIDS],
+        outstanding: None,
+        next_id: 1,
+        changed: Set128::EMPTY,
+        event_counts: [0; MAX_FUNCTIONS],
+    };
+
+    /// Returns the table of a port that starts as SPEC section 4 says (see
+    /// [`Engine::reset`]).
+    pub fn new(config: Config) -> Result<Self, GuidError> {
+        let mut engine = Self::EMPTY;
+        engine.reset(config)?;
+        Ok(engine)
+    }
+
+    /// Starts the table over, in place, as SPEC section 4 says.
     ///
     /// The PF's entry 0 holds `hw_guid` in both columns. With
     /// `sm_guid_assign`, every VF's base entry asks the SM for a GUID (admin
     /// value 0) and is sent at once; every other entry is deleted (admin
     /// `ffffffffffffffff`, operational 0). Without it, the VFs' base entries
-    /// are deleted too, until an administrator writes them.
-    pub fn new(config: Config) -> Result<Self, GuidError> {
+    /// are deleted too, until an administrator writes them. An outstanding
+    /// request is forgotten (its answer will be stale) and the event counts
+    /// restart at 0. With more than 126 VFs nothing changes.
+    pub fn reset(&mut self, config: Config) -> Result<(), GuidError> {
         let split = guid_split(config.num_vfs)?;
-        let mut entries = [Entry::DELETED; PORT_GUIDS];
-        if let Some(pf) = entries.first_mut() {
+        self.split = split;
+        self.entries.fill(Entry::DELETED);
+        if let Some(pf) = self.entries.first_mut() {
             pf.admin = config.hw_guid;
             pf.oper = config.hw_guid;
         }
         if config.sm_guid_assign {
             for vf in 1..=config.num_vfs {
-                if let Some(e) = split
-                    .base(vf)
-                    .and_then(slot)
-                    .and_then(|i| entries.get_mut(i))
-                {
+                if let Some(e) = split.base(vf).and_then(|b| self.entry_mut(b)) {
                     e.admin = GUID_ASSIGN;
                 }
             }
         }
-        Ok(Self {
-            split,
-            entries,
-            outstanding: None,
-            next_id: 1,
-            changed: Set128::EMPTY,
-            event_counts: [0; MAX_FUNCTIONS],
-        })
+        self.outstanding = None;
+        self.changed = Set128::EMPTY;
+        self.event_counts.fill(0);
+        Ok(())
     }
 
     fn entry(&self, entry: u8) -> Option<&Entry> {
@@ -185,13 +206,14 @@ impl Engine {
     }
 
     fn needs_request(e: &Entry) -> bool {
-        match e.admin {
-            GUID_DELETE => e.oper != 0,
-            // Asking the SM always asks, even when the entry has a GUID:
-            // the answer replaces the 0 with the GUID the SM assigned.
-            GUID_ASSIGN => true,
-            wanted => e.oper != wanted,
-        }
+        e.unsure
+            || match e.admin {
+                GUID_DELETE => e.oper != 0,
+                // Asking the SM always asks, even when the entry has a GUID:
+                // the answer replaces the 0 with the GUID the SM assigned.
+                GUID_ASSIGN => true,
+                wanted => e.oper != wanted,
+            }
     }
 
     /// Returns when the pending entry may next be sent, or `None` when it is
@@ -238,10 +260,22 @@ impl Engine {
 
     /// Records an operational value seen on the port outside an SM answer
     /// (for instance the port's GUID table read back after an SMP), raising
-    /// a GUID-change event for its function when it changed.
-    pub fn set_oper(&mut self, entry: u8, value: u64) -> Result<(), GuidError> {
+    /// a GUID-change event for its function when it changed. An entry that
+    /// this makes pending goes to the SM at once, with a fresh backoff. The
+    /// PF's entry 0 is the hardware GUID: [`GuidError::ReadOnly`].
+    pub fn set_oper(&mut self, entry: u8, value: u64, now: u64) -> Result<(), GuidError> {
+        if entry == 0 {
+            return Err(GuidError::ReadOnly);
+        }
+        let was_pending = self.is_pending(entry);
         self.entry(entry).ok_or(GuidError::NoSuchEntry)?;
         self.change_oper(entry, value);
+        if !was_pending && self.is_pending(entry) {
+            if let Some(e) = self.entry_mut(entry) {
+                e.due = now;
+                e.backoff = 0;
+            }
+        }
         Ok(())
     }
 
@@ -368,18 +402,19 @@ impl Engine {
             guids: [0; GUIDS_PER_RECORD],
         };
         let mut generations = [0; GUIDS_PER_RECORD];
-        for (i, entry) in record_entries(record).enumerate() {
+        for i in 0..GUIDS_PER_RECORD as u8 {
+            let entry = record.wrapping_mul(GUIDS_PER_RECORD as u8).wrapping_add(i);
             if !due(entry) || method_of(entry) != method {
                 continue;
             }
             let Some(e) = self.entry(entry) else {
                 continue;
             };
-            request.mask |= 1 << i;
-            if let Some(g) = request.guids.get_mut(i) {
+            request.mask |= 1u8.wrapping_shl(u32::from(i));
+            if let Some(g) = request.guids.get_mut(usize::from(i)) {
                 *g = if method == Method::Set { e.admin } else { 0 };
             }
-            if let Some(g) = generations.get_mut(i) {
+            if let Some(g) = generations.get_mut(usize::from(i)) {
                 *g = e.generation;
             }
         }
@@ -406,7 +441,7 @@ impl Engine {
     /// [`GuidError::StaleAnswer`] and changes nothing.
     pub fn answer(&mut self, answer: &Answer, now: u64) -> Result<AnswerOutcome, GuidError> {
         let out = match self.outstanding {
-            Some(out) if out.request.id == answer.id => out,
+            Some(out) if out.request.id == answer.id && out.request.record == answer.record => out,
             _ => return Err(GuidError::StaleAnswer),
         };
         self.outstanding = None;
@@ -425,12 +460,18 @@ impl Engine {
                 AnswerStatus::PortDown => Some(PORT_DOWN_DELAY_SECS),
             };
             if let Some(delay) = retry_in {
-                if fresh {
-                    if let Some(e) = self.entry_mut(entry) {
+                let reached_sm = answer.status != AnswerStatus::PortDown;
+                if let Some(e) = self.entry_mut(entry) {
+                    // After an error or a timeout the SM may have applied it.
+                    e.unsure |= reached_sm;
+                    if fresh {
                         e.due = now.saturating_add(secs(delay));
                     }
                 }
                 continue;
+            }
+            if let Some(e) = self.entry_mut(entry) {
+                e.unsure = false;
             }
             let asked = request.guids.get(slot_in_record).copied().unwrap_or(0);
             let got = answer.guids.get(slot_in_record).copied().unwrap_or(0);
@@ -447,9 +488,12 @@ impl Engine {
                 };
                 self.change_oper(entry, value);
                 if let Some(e) = self.entry_mut(entry) {
-                    // A GUID assigned while the entry asks for one (even
-                    // after a rewrite of 0) fulfils the current request.
-                    if e.admin == GUID_ASSIGN && request.method == Method::Set {
+                    // A GUID the SM assigned because it was asked to
+                    // (even if 0 was written again since) fulfils a 0.
+                    if e.admin == GUID_ASSIGN
+                        && request.method == Method::Set
+                        && asked == GUID_ASSIGN
+                    {
                         e.admin = value;
                     }
                     if fresh || !Self::needs_request(e) {
@@ -481,7 +525,7 @@ impl Engine {
         if now < out.sent_at.saturating_add(secs(ANSWER_WATCHDOG_SECS)) {
             return false;
         }
-        self.answer(&Answer::failed(out.request.id, AnswerStatus::Timeout), now)
+        self.answer(&Answer::failed(&out.request, AnswerStatus::Timeout), now)
             .is_ok()
     }
 
@@ -502,7 +546,7 @@ impl Engine {
                 Err(SubmitError::PortDown) => AnswerStatus::PortDown,
                 Err(SubmitError::Failed) => AnswerStatus::Error,
             };
-            let _ = self.answer(&Answer::failed(request.id, status), now);
+            let _ = self.answer(&Answer::failed(&request, status), now);
         }
         self.next_wakeup()
     }

@@ -104,7 +104,7 @@ impl SimSm {
             (SimMode::PortDown, _) => AnswerStatus::PortDown,
         };
         if status != AnswerStatus::Ok {
-            return Some(Answer::failed(request.id, status));
+            return Some(Answer::failed(&request, status));
         }
         let mut guids = [0; GUIDS_PER_RECORD];
         for entry in request.entries() {
@@ -122,7 +122,9 @@ impl SimSm {
                     *held = 0;
                     0
                 }
-                Method::Set if self.mode == SimMode::Decline || *declines > 0 => {
+                // Scripted declines are kept for when the SM accepts again.
+                Method::Set if self.mode == SimMode::Decline => 0,
+                Method::Set if *declines > 0 => {
                     *declines = declines.saturating_sub(1);
                     0
                 }
@@ -141,6 +143,7 @@ impl SimSm {
         }
         Some(Answer {
             id: request.id,
+            record: request.record,
             status,
             guids,
         })

@@ -41,7 +41,7 @@ impl Request {
     /// Returns the physical entries the request covers, in increasing order.
     pub fn entries(&self) -> impl Iterator<Item = u8> + '_ {
         (0u8..8)
-            .filter(move |i| self.mask & (1 << i) != 0)
+            .filter(move |&i| self.mask.wrapping_shr(u32::from(i)) & 1 != 0)
             .map(move |i| self.record.wrapping_mul(8).wrapping_add(i))
     }
 }
@@ -64,6 +64,9 @@ pub enum AnswerStatus {
 pub struct Answer {
     /// The [`Request::id`] answered.
     pub id: u64,
+    /// The GUIDInfo record the answer is for (the SA's block number), which
+    /// must be the request's.
+    pub record: u8,
     /// The outcome of the query as a whole.
     pub status: AnswerStatus,
     /// With [`AnswerStatus::Ok`], the record's GUIDs as the SA returned them.
@@ -74,10 +77,12 @@ pub struct Answer {
 }
 
 impl Answer {
-    /// Returns an answer with `status` and no GUIDs, for the failures.
-    pub const fn failed(id: u64, status: AnswerStatus) -> Self {
+    /// Returns the answer to `request` with `status` and no GUIDs, for the
+    /// failures.
+    pub const fn failed(request: &Request, status: AnswerStatus) -> Self {
         Self {
-            id,
+            id: request.id,
+            record: request.record,
             status,
             guids: [0; GUIDS_PER_RECORD],
         }

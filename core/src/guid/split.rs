@@ -43,6 +43,13 @@ pub fn guid_split(num_vfs: u16) -> Result<Split, GuidError> {
 }
 
 impl Split {
+    /// The split with no VFs: the PF's two entries, the rest unowned.
+    pub const NO_VFS: Self = Self {
+        num_vfs: 0,
+        per_vf: 0,
+        extra: 0,
+    };
+
     /// Returns the number of VFs of this split.
     pub const fn num_vfs(&self) -> u16 {
         self.num_vfs
