@@ -12,9 +12,10 @@
 //! ordered work queue does.
 
 use super::{
-    guid_split, is_valid_guid, Answer, AnswerStatus, GuidError, Method, Request, Set128, SmBackend,
-    Split, SubmitError, ANSWER_WATCHDOG_SECS, ERROR_DELAY_SECS, GUIDS_PER_RECORD, GUID_ASSIGN,
-    GUID_DELETE, MAX_BACKOFF_SECS, NSEC_PER_SEC, PORT_DOWN_DELAY_SECS, PORT_GUIDS, RECORDS,
+    guid_split, is_valid_guid, record_entries, Answer, AnswerStatus, GuidError, Method, Request,
+    Set128, SmBackend, Split, SubmitError, ANSWER_WATCHDOG_SECS, ERROR_DELAY_SECS,
+    GUIDS_PER_RECORD, GUID_ASSIGN, GUID_DELETE, MAX_BACKOFF_SECS, NSEC_PER_SEC,
+    PORT_DOWN_DELAY_SECS, PORT_GUIDS, RECORDS,
 };
 
 /// How a port's table starts.
@@ -177,6 +178,18 @@ impl Engine {
         slot(entry).and_then(|i| self.entries.get_mut(i))
     }
 
+    /// Checks that `entry` may be changed from outside the engine: it exists
+    /// and is not the PF's read-only entry 0.
+    fn check_writable(&self, entry: u8) -> Result<(), GuidError> {
+        if entry == 0 {
+            Err(GuidError::ReadOnly)
+        } else if self.entry(entry).is_none() {
+            Err(GuidError::NoSuchEntry)
+        } else {
+            Ok(())
+        }
+    }
+
     /// Returns the split the table was made with.
     pub const fn split(&self) -> &Split {
         &self.split
@@ -233,9 +246,7 @@ impl Engine {
     /// The entry is due at once and its backoff starts over. The PF's entry 0
     /// is read-only. On error nothing changes.
     pub fn set_admin(&mut self, entry: u8, value: u64, now: u64) -> Result<(), GuidError> {
-        if entry == 0 {
-            return Err(GuidError::ReadOnly);
-        }
+        self.check_writable(entry)?;
         let e = self.entry_mut(entry).ok_or(GuidError::NoSuchEntry)?;
         e.admin = value;
         e.due = now;
@@ -248,12 +259,9 @@ impl Engine {
     /// [`super::parse_admin_guid`] and [`Engine::set_admin`]). On error
     /// nothing changes.
     pub fn write_admin(&mut self, entry: u8, input: &[u8], now: u64) -> Result<(), GuidError> {
-        if entry == 0 {
-            return Err(GuidError::ReadOnly);
-        }
-        if self.entry(entry).is_none() {
-            return Err(GuidError::NoSuchEntry);
-        }
+        // The entry is checked before the input, so that a write to entry 0
+        // is EPERM whatever it holds.
+        self.check_writable(entry)?;
         let value = super::parse_admin_guid(input)?;
         self.set_admin(entry, value, now)
     }
@@ -264,11 +272,8 @@ impl Engine {
     /// this makes pending goes to the SM at once, with a fresh backoff. The
     /// PF's entry 0 is the hardware GUID: [`GuidError::ReadOnly`].
     pub fn set_oper(&mut self, entry: u8, value: u64, now: u64) -> Result<(), GuidError> {
-        if entry == 0 {
-            return Err(GuidError::ReadOnly);
-        }
+        self.check_writable(entry)?;
         let was_pending = self.is_pending(entry);
-        self.entry(entry).ok_or(GuidError::NoSuchEntry)?;
         self.change_oper(entry, value);
         if !was_pending && self.is_pending(entry) {
             if let Some(e) = self.entry_mut(entry) {
@@ -373,19 +378,15 @@ impl Engine {
         if self.outstanding.is_some() {
             return None;
         }
-        let mut best: Option<(u64, u8)> = None;
-        for r in 0..RECORDS as u8 {
-            if let Some(t) = self.record_time(r) {
-                if best.map_or(true, |(bt, _)| t < bt) {
-                    best = Some((t, r));
-                }
-            }
-        }
-        let (time, record) = best?;
+        // Tuples compare time first, then record: ties go to the lowest.
+        let (time, record) = (0..RECORDS as u8)
+            .filter_map(|r| self.record_time(r).map(|t| (t, r)))
+            .min()?;
         if time > now {
             return None;
         }
-        let due = |entry: u8| self.is_pending(entry) && self.due(entry).is_some_and(|d| d <= now);
+        // `due()` is `None` for an entry that is not pending.
+        let due = |entry: u8| self.due(entry).is_some_and(|d| d <= now);
         let method_of = |entry: u8| match self.admin(entry) {
             Some(GUID_DELETE) => Method::Delete,
             _ => Method::Set,
@@ -402,8 +403,7 @@ impl Engine {
             guids: [0; GUIDS_PER_RECORD],
         };
         let mut generations = [0; GUIDS_PER_RECORD];
-        for i in 0..GUIDS_PER_RECORD as u8 {
-            let entry = record.wrapping_mul(GUIDS_PER_RECORD as u8).wrapping_add(i);
+        for (i, entry) in (0..GUIDS_PER_RECORD as u8).zip(record_entries(record)) {
             if !due(entry) || method_of(entry) != method {
                 continue;
             }
@@ -449,18 +449,18 @@ impl Engine {
         let before = self.changed;
         self.changed = Set128::EMPTY;
         let mut outcome = AnswerOutcome::default();
+        let retry_in = match answer.status {
+            AnswerStatus::Ok => None,
+            AnswerStatus::Error | AnswerStatus::Timeout => Some(ERROR_DELAY_SECS),
+            AnswerStatus::PortDown => Some(PORT_DOWN_DELAY_SECS),
+        };
+        let reached_sm = answer.status != AnswerStatus::PortDown;
         for entry in request.entries() {
             let bit = 1u8 << (entry % 8);
             let slot_in_record = usize::from(entry % 8);
             let fresh = self.entry(entry).map(|e| e.generation)
                 == out.generations.get(slot_in_record).copied();
-            let retry_in = match answer.status {
-                AnswerStatus::Ok => None,
-                AnswerStatus::Error | AnswerStatus::Timeout => Some(ERROR_DELAY_SECS),
-                AnswerStatus::PortDown => Some(PORT_DOWN_DELAY_SECS),
-            };
             if let Some(delay) = retry_in {
-                let reached_sm = answer.status != AnswerStatus::PortDown;
                 if let Some(e) = self.entry_mut(entry) {
                     // After an error or a timeout the SM may have applied it.
                     e.unsure |= reached_sm;
@@ -550,10 +550,4 @@ impl Engine {
         }
         self.next_wakeup()
     }
-}
-
-/// Returns the physical entries of GUIDInfo record `record`.
-fn record_entries(record: u8) -> impl Iterator<Item = u8> {
-    let first = record.wrapping_mul(GUIDS_PER_RECORD as u8);
-    (0..GUIDS_PER_RECORD as u8).map(move |i| first.wrapping_add(i))
 }

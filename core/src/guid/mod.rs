@@ -78,3 +78,10 @@ pub const ANSWER_WATCHDOG_SECS: u8 = 10;
 pub const fn is_valid_guid(guid: u64) -> bool {
     guid != GUID_ASSIGN && guid != GUID_DELETE
 }
+
+/// Returns the physical entries of GUIDInfo record `record`: `8 * record` to
+/// `8 * record + 7`.
+fn record_entries(record: u8) -> impl Iterator<Item = u8> {
+    let first = record.wrapping_mul(GUIDS_PER_RECORD as u8);
+    (0..GUIDS_PER_RECORD as u8).map(move |i| first.wrapping_add(i))
+}

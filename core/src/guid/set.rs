@@ -17,9 +17,15 @@ impl Set128 {
         (word < 2).then(|| (word, 1u64.wrapping_shl(u32::from(index % 64))))
     }
 
+    /// Returns the word that holds `index` and its bit there.
+    fn word_mut(&mut self, index: u16) -> Option<(&mut u64, u64)> {
+        let (w, bit) = Self::locate(index)?;
+        self.0.get_mut(w).map(|v| (v, bit))
+    }
+
     /// Adds `index`; returns `false` (and changes nothing) when it is 128 or more.
     pub fn insert(&mut self, index: u16) -> bool {
-        match Self::locate(index).and_then(|(w, bit)| self.0.get_mut(w).map(|v| (v, bit))) {
+        match self.word_mut(index) {
             Some((v, bit)) => {
                 *v |= bit;
                 true
@@ -30,9 +36,7 @@ impl Set128 {
 
     /// Removes `index` if present.
     pub fn remove(&mut self, index: u16) {
-        if let Some((v, bit)) =
-            Self::locate(index).and_then(|(w, bit)| self.0.get_mut(w).map(|v| (v, bit)))
-        {
+        if let Some((v, bit)) = self.word_mut(index) {
             *v &= !bit;
         }
     }

@@ -40,9 +40,10 @@ pub struct Request {
 impl Request {
     /// Returns the physical entries the request covers, in increasing order.
     pub fn entries(&self) -> impl Iterator<Item = u8> + '_ {
-        (0u8..8)
-            .filter(move |&i| self.mask.wrapping_shr(u32::from(i)) & 1 != 0)
-            .map(move |i| self.record.wrapping_mul(8).wrapping_add(i))
+        (0..GUIDS_PER_RECORD as u8)
+            .zip(super::record_entries(self.record))
+            .filter(move |&(i, _)| self.mask.wrapping_shr(u32::from(i)) & 1 != 0)
+            .map(|(_, entry)| entry)
     }
 }
 
