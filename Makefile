@@ -5,6 +5,8 @@
 #
 #   make run     build everything, boot QEMU, load mlx_ext next to rxe0, show its report
 #   make check   every test: host cargo test, rustfmt, clippy, module build, VM tests
+#   make shell   boot the VM with the tree's modules, rxe0 and mlx_ext: a shell
+#   make vm-run SCRIPT=FILE   run guest script FILE in the VM, as the tests run
 #   make bench   the masked-atomics benchmark (fast vs reference, ns/op)
 #   make module  build mlx_ext.ko against the cached test kernel
 #   make kernel  build (or reuse) the cached test kernel
@@ -12,11 +14,20 @@
 #   make clean   remove build products of this tree (not the kernel cache)
 
 SHELL := /bin/bash
-.PHONY: run check bench module kernel setup clean
+.PHONY: run check shell vm-run bench module kernel setup clean
 
 run: setup
 	@kdir=$$(scripts/build-module.sh) && \
-		scripts/vm-run.sh demo "$$kdir" "$(CURDIR)/mlx_ext.ko"
+		scripts/vm-run.sh tests/vm/demo.sh "$$kdir"
+
+shell: setup
+	@kdir=$$(scripts/build-module.sh) && \
+		scripts/vm-run.sh --shell tests/vm/shell.sh "$$kdir"
+
+vm-run: setup
+	@if [ -z "$(SCRIPT)" ]; then echo "usage: make vm-run SCRIPT=path/to/guest-script.sh" >&2; exit 2; fi
+	@kdir=$$(scripts/build-module.sh) && \
+		scripts/vm-run.sh "$(SCRIPT)" "$$kdir" "$(EXTRA)"
 
 check:
 	@scripts/check.sh

@@ -5,7 +5,7 @@
 use crate::{
     caps::AtomicCap,
     declare_ib_client,
-    ib::{self, sysfs::Dir, DirOps, ShowBuf},
+    ib::{self, sysfs::Dir, DeviceName, DirOps, File, ShowBuf},
 };
 use core::fmt::Write;
 use kernel::{c_str, prelude::*};
@@ -15,17 +15,25 @@ pub struct DeviceReports;
 
 declare_ib_client!(DeviceReports, "mlx_ext");
 
-/// The files of a device's `mlx_ext` directory, in the order they are made.
+/// The files of a device's `mlx_ext` directory.
 #[derive(Clone, Copy)]
 #[repr(u32)]
-enum File {
+enum FileId {
     AtomicCap,
     MaskedAtomicCap,
 }
 
-const FILES: [(File, &CStr); 2] = [
-    (File::AtomicCap, c_str!("atomic_cap")),
-    (File::MaskedAtomicCap, c_str!("masked_atomic_cap")),
+const FILES: [File<'static>; 2] = [
+    File {
+        name: c_str!("atomic_cap"),
+        mode: 0o444,
+        id: FileId::AtomicCap as u32,
+    },
+    File {
+        name: c_str!("masked_atomic_cap"),
+        mode: 0o444,
+        id: FileId::MaskedAtomicCap as u32,
+    },
 ];
 
 /// A device's capability record, read from ib_core when the device is added.
@@ -37,8 +45,8 @@ pub struct Caps {
 impl DirOps for Caps {
     fn show(&self, id: u32, out: &mut ShowBuf<'_>) -> Result {
         let cap = match id {
-            x if x == File::AtomicCap as u32 => self.atomic,
-            x if x == File::MaskedAtomicCap as u32 => self.masked_atomic,
+            x if x == FileId::AtomicCap as u32 => self.atomic,
+            x if x == FileId::MaskedAtomicCap as u32 => self.masked_atomic,
             _ => return Err(EINVAL),
         };
         writeln!(out, "{}", cap.name()).map_err(|_| ENOSPC)
@@ -53,29 +61,40 @@ pub struct DeviceData {
 impl ib::Client for DeviceReports {
     type DeviceData = DeviceData;
 
-    fn add(dev: &ib::Device) -> Result<DeviceData> {
+    fn add(dev: &ib::Device, name: &DeviceName) -> Result<DeviceData> {
         let caps = Caps {
-            atomic: known_cap(dev, "atomic_cap", dev.atomic_cap()),
-            masked_atomic: known_cap(dev, "masked_atomic_cap", dev.masked_atomic_cap()),
+            atomic: known_cap(name, "atomic_cap", dev.atomic_cap()),
+            masked_atomic: known_cap(name, "masked_atomic_cap", dev.masked_atomic_cap()),
         };
+        let dir = Dir::new(dev, c_str!("mlx_ext"), caps, &FILES).inspect_err(|e| {
+            pr_warn!(
+                "{}: cannot create the mlx_ext directory ({:?}); the device has no report\n",
+                name,
+                e
+            )
+        })?;
         pr_info!(
             "{}: atomic_cap {}, masked_atomic_cap {}\n",
-            dev.name(),
-            caps.atomic.name(),
-            caps.masked_atomic.name()
+            name,
+            dir.data().atomic.name(),
+            dir.data().masked_atomic.name()
         );
-        let dir = Dir::new(dev, c_str!("mlx_ext"), caps)?;
-        for (file, name) in FILES {
-            dir.add_file(name, 0o444, file as u32)?;
-        }
         Ok(DeviceData { _dir: dir })
+    }
+
+    fn rename(_dev: &ib::Device, _data: &DeviceData, name: &DeviceName) {
+        pr_info!("{}: device renamed\n", name);
+    }
+
+    fn remove(_dev: &ib::Device, _data: &DeviceData, name: &DeviceName) {
+        pr_info!("{}: removed\n", name);
     }
 }
 
 /// A capability ib_core does not define is reported as `none`, with a warning.
-fn known_cap(dev: &ib::Device, what: &str, cap: Option<AtomicCap>) -> AtomicCap {
+fn known_cap(name: &DeviceName, what: &str, cap: Option<AtomicCap>) -> AtomicCap {
     cap.unwrap_or_else(|| {
-        pr_warn!("{}: unknown {} value, reporting none\n", dev.name(), what);
+        pr_warn!("{}: unknown {} value, reporting none\n", name, what);
         AtomicCap::None
     })
 }

@@ -7,21 +7,40 @@
 //! DIGEST folds the results of COUNT generated cases of all four operations
 //! ([`crate::atomics::selftest::digest`]). The VM tests compare it with the
 //! digest the host computes with the bit-serial reference.
+//!
+//! `show_fill` checks the `ib` layer's bound on what a show may write: write
+//! `N`, and a read returns `N` bytes (`x`s ending in a newline) when they fit
+//! in a show ([`crate::ib::SHOW_MAX`], a page less one), else fails with
+//! `ENOSPC`.
 
 use crate::{
     atomics::selftest,
-    ib::{debugfs::Dir, DirOps, ShowBuf},
+    ib::{debugfs::Dir, DirOps, File, ShowBuf},
 };
 use core::{
     fmt::Write,
-    sync::atomic::{AtomicU64, Ordering},
+    sync::atomic::{AtomicU64, AtomicUsize, Ordering},
 };
-use kernel::{c_str, prelude::*};
+use kernel::{c_str, page::PAGE_SIZE, prelude::*};
 
 /// The most cases one read may run: a few seconds under QEMU's TCG.
 const MAX_CASES: u32 = 1_000_000;
 
 const ATOMICS_SELFTEST: u32 = 0;
+const SHOW_FILL: u32 = 1;
+
+const FILES: [File<'static>; 2] = [
+    File {
+        name: c_str!("atomics_selftest"),
+        mode: 0o600,
+        id: ATOMICS_SELFTEST,
+    },
+    File {
+        name: c_str!("show_fill"),
+        mode: 0o600,
+        id: SHOW_FILL,
+    },
+];
 
 /// The state of the debugfs files.
 pub struct Selftest {
@@ -29,6 +48,8 @@ pub struct Selftest {
     /// pair a new seed with an old count, which a test never does.
     seed: AtomicU64,
     count: AtomicU64,
+    /// How many bytes `show_fill` shows.
+    fill: AtomicUsize,
 }
 
 impl Selftest {
@@ -37,36 +58,70 @@ impl Selftest {
         let state = Self {
             seed: AtomicU64::new(1),
             count: AtomicU64::new(100_000),
+            fill: AtomicUsize::new(0),
         };
-        let dir = Dir::new(c_str!("mlx_ext"), state)?;
-        dir.add_file(c_str!("atomics_selftest"), 0o600, ATOMICS_SELFTEST)?;
-        Ok(dir)
+        Dir::new(c_str!("mlx_ext"), state, &FILES)
     }
 }
 
 impl DirOps for Selftest {
     fn show(&self, id: u32, out: &mut ShowBuf<'_>) -> Result {
-        if id != ATOMICS_SELFTEST {
-            return Err(EINVAL);
+        match id {
+            ATOMICS_SELFTEST => {
+                let seed = self.seed.load(Ordering::Relaxed);
+                let count = self.count.load(Ordering::Relaxed);
+                let digest = selftest::digest(seed, u32::try_from(count).map_err(|_| EINVAL)?);
+                writeln!(out, "{seed} {count} {digest:016x}").map_err(|_| ENOSPC)
+            }
+            SHOW_FILL => {
+                // `n - 1` times `x`, then a newline.
+                const XS: [u8; 64] = [b'x'; 64];
+                if let Some(mut left) = self.fill.load(Ordering::Relaxed).checked_sub(1) {
+                    while left > 0 {
+                        let k = left.min(XS.len());
+                        out.write_bytes(XS.get(..k).unwrap_or_default())?;
+                        left -= k;
+                    }
+                    out.write_bytes(b"\n")?;
+                }
+                Ok(())
+            }
+            _ => Err(EINVAL),
         }
-        let seed = self.seed.load(Ordering::Relaxed);
-        let count = self.count.load(Ordering::Relaxed);
-        let digest = selftest::digest(seed, u32::try_from(count).map_err(|_| EINVAL)?);
-        writeln!(out, "{seed} {count} {digest:016x}").map_err(|_| ENOSPC)
     }
 
     fn store(&self, id: u32, data: &[u8]) -> Result {
-        if id != ATOMICS_SELFTEST {
-            return Err(EINVAL);
+        match id {
+            ATOMICS_SELFTEST => {
+                let (seed, count) = parse_seed_count(data).ok_or_else(|| {
+                    pr_info!(
+                        "atomics_selftest: expected \"SEED COUNT\" with 1 <= COUNT <= {MAX_CASES}\n"
+                    );
+                    EINVAL
+                })?;
+                self.seed.store(seed, Ordering::Relaxed);
+                self.count.store(count.into(), Ordering::Relaxed);
+                Ok(())
+            }
+            SHOW_FILL => {
+                let n = parse_decimal(data)
+                    .filter(|&n| n <= PAGE_SIZE)
+                    .ok_or_else(|| {
+                        pr_info!("show_fill: expected a byte count from 0 to {PAGE_SIZE}\n");
+                        EINVAL
+                    })?;
+                self.fill.store(n, Ordering::Relaxed);
+                Ok(())
+            }
+            _ => Err(EINVAL),
         }
-        let (seed, count) = parse_seed_count(data).ok_or_else(|| {
-            pr_info!("atomics_selftest: expected \"SEED COUNT\" with 1 <= COUNT <= {MAX_CASES}\n");
-            EINVAL
-        })?;
-        self.seed.store(seed, Ordering::Relaxed);
-        self.count.store(count.into(), Ordering::Relaxed);
-        Ok(())
     }
+}
+
+/// Parses one decimal number, with one trailing newline allowed.
+fn parse_decimal(data: &[u8]) -> Option<usize> {
+    let text = core::str::from_utf8(data.strip_suffix(b"\n").unwrap_or(data)).ok()?;
+    text.parse().ok()
 }
 
 /// Parses `SEED COUNT` in decimal, with one trailing newline allowed.

@@ -3,52 +3,78 @@
 # Builds the Rust-enabled test kernel from Debian's linux-source-6.12 and the
 # fragment kernel/mlx_ext.config, cached outside the repository under a key
 # made of all its inputs (see kernel_inputs in lib.sh). Prints the kernel
-# directory on stdout.
+# directory on stdout; progress goes to stderr, the kernel's own output to
+# the build log in the cache directory.
+#
+# Clones and CI share the cache; cached_build (lib.sh) locks it, so a second
+# `make kernel` of the same key waits for the first and reuses its tree.
 source "$(dirname "$0")/lib.sh"
 
-dir=$(kernel_dir)
-if [ -f "$dir/.complete" ]; then
-	say "kernel: reusing cached build $dir"
-	echo "$dir"
-	exit 0
-fi
+build_kernel() { # DIR: builds the kernel in the empty directory DIR
+	local dir=$1
+	jobs=${JOBS:-$(($(nproc) + 1))}
+	build_timeout=${MLX_EXT_KERNEL_TIMEOUT:-3600}
+	say "kernel: no cached build for key $(kernel_key); building in $dir (about 11 min on 2 cores)"
+	kernel_inputs | awk '/^fragment:/ { skip = 1 } !skip { print "    " $0 }' >&2
+	log=$dir/build.log
+	say "kernel: build log $log"
+	tar -xf "$KERNEL_SRC_TAR" -C "$dir" || die "cannot unpack $KERNEL_SRC_TAR"
+	src="$dir/linux-source-6.12"
+	mapfile -t vars < <(kmake_vars)
+	km() { make -C "$src" "${vars[@]}" "$@" >>"$log" 2>&1; }
+	# On failure: what failed, the end of the log, and where the rest is.
+	failed() {
+		echo "----- last 40 lines of $log -----" >&2
+		tail -n 40 "$log" >&2
+		die "$*"
+	}
 
-jobs=${JOBS:-$(($(nproc) + 1))}
-say "kernel: no cached build for key $(kernel_key); building in $dir (about 7 min on 2 cores)"
-kernel_inputs | sed 's/^/    /' >&2
-mkdir -p "$MLX_EXT_CACHE"
-# Built in place (a kernel tree holds absolute paths); .complete, written
-# last, marks a usable build, so an interrupted one is started over.
-rm -rf "$dir"
-mkdir -p "$dir"
-tar -xf "$KERNEL_SRC_TAR" -C "$dir"
-src="$dir/linux-source-6.12"
-mapfile -t vars < <(kmake_vars)
-km() { make -C "$src" -s "${vars[@]}" "$@"; }
+	km -s rustavailable || failed "the Rust toolchain does not satisfy the kernel (see 'make rustavailable' above); run scripts/setup.sh"
+	say "kernel: configuring (tinyconfig + kernel/mlx_ext.config)"
+	km -s tinyconfig || failed "make tinyconfig failed"
+	(cd "$src" && scripts/kconfig/merge_config.sh -m -O . .config \
+		"$MLX_EXT_ROOT/kernel/mlx_ext.config" >>"$log" 2>&1) || failed "merge_config.sh failed"
+	km -s olddefconfig || failed "make olddefconfig failed"
 
-km rustavailable >&2 || die "the Rust toolchain does not satisfy the kernel (see 'make rustavailable' above); run scripts/setup.sh"
-say "kernel: configuring (tinyconfig + kernel/mlx_ext.config)"
-km tinyconfig >/dev/null
-(cd "$src" && scripts/kconfig/merge_config.sh -m -O . .config \
-	"$MLX_EXT_ROOT/kernel/mlx_ext.config" >/dev/null)
-km olddefconfig >/dev/null
+	# Every option the fragment sets or unsets must have survived olddefconfig.
+	dropped=0
+	while IFS= read -r line; do
+		case "$line" in
+		CONFIG_*=*) name=${line%%=*} ;;
+		"# CONFIG_"*" is not set") name=${line#\# } name=${name%% *} ;;
+		*) continue ;;
+		esac
+		grep -qx -- "$line" "$src/.config" && continue
+		# An option that is unset and not even listed is unset too.
+		[[ $line == "# "* ]] && ! grep -qE "^$name=" "$src/.config" && continue
+		echo "mlx_ext: error: Kconfig dropped '$line' (now: $(grep -E "^(# )?$name[= ]" "$src/.config" || echo unset))" >&2
+		dropped=1
+	done <"$MLX_EXT_ROOT/kernel/mlx_ext.config"
+	((dropped == 0)) || die "the kernel config lost options asked for by kernel/mlx_ext.config (a dependency is missing)"
 
-dropped=0
-while IFS= read -r line; do
-	case "$line" in CONFIG_*=*) ;; *) continue ;; esac
-	grep -qx -- "$line" "$src/.config" && continue
-	echo "mlx_ext: error: Kconfig dropped '$line' (now: $(grep -E "^(# )?${line%%=*}[= ]" "$src/.config" || echo unset))" >&2
-	dropped=1
-done <"$MLX_EXT_ROOT/kernel/mlx_ext.config"
-((dropped == 0)) || die "the kernel config lost options asked for by kernel/mlx_ext.config (a dependency is missing)"
+	say "kernel: building bzImage and modules with -j$jobs (timeout ${build_timeout}s; progress every minute)"
+	start=$SECONDS
+	timeout -k 10 "$build_timeout" make -C "$src" "${vars[@]}" -j"$jobs" bzImage modules >>"$log" 2>&1 &
+	make_pid=$!
+	while kill -0 "$make_pid" 2>/dev/null; do
+		for _ in $(seq 60); do
+			sleep 1
+			kill -0 "$make_pid" 2>/dev/null || break
+		done
+		kill -0 "$make_pid" 2>/dev/null || break
+		say "kernel: $(((SECONDS - start) / 60)) min, $(grep -cE '^  (CC|RUSTC|AS|LD)' "$log") files built so far"
+	done
+	wait "$make_pid" || {
+		rc=$?
+		[ "$rc" = 124 ] && failed "kernel build timed out after ${build_timeout}s"
+		failed "kernel build failed (exit $rc)"
+	}
+	say "kernel: installing modules"
+	km -s INSTALL_MOD_PATH="$dir/modinst" modules_install || failed "modules_install failed"
+	kernel_inputs >"$dir/inputs"
+	echo "$((SECONDS - start))" >"$dir/build-seconds"
+	say "kernel: built in $((SECONDS - start)) s"
+}
 
-say "kernel: building bzImage and modules with -j$jobs"
-start=$SECONDS
-km -j"$jobs" bzImage modules >&2 || die "kernel build failed (log above)"
-say "kernel: installing modules"
-km INSTALL_MOD_PATH="$dir/modinst" modules_install >/dev/null
-kernel_inputs >"$dir/inputs"
-echo "$((SECONDS - start))" >"$dir/build-seconds"
-touch "$dir/.complete"
-say "kernel: built in $((SECONDS - start)) s"
-echo "$dir"
+key=$(kernel_key)
+cached_build "$(kernel_dir)" "kernel $key" build_kernel

@@ -13,9 +13,10 @@ log=$MLX_EXT_BUILD/module-build.log
 say "module: make -C $kdir/linux-source-6.12 M=$MLX_EXT_ROOT ${vars[*]} CLIPPY=1 modules"
 # Rebuild from scratch so that every warning is seen, not only new ones'.
 make -C "$kdir/linux-source-6.12" M="$MLX_EXT_ROOT" "${vars[@]}" clean >/dev/null
-if ! make -C "$kdir/linux-source-6.12" M="$MLX_EXT_ROOT" "${vars[@]}" CLIPPY=1 modules >"$log" 2>&1; then
+mod_timeout=${MLX_EXT_MODULE_TIMEOUT:-900}
+if ! timeout -k 10 "$mod_timeout" make -C "$kdir/linux-source-6.12" M="$MLX_EXT_ROOT" "${vars[@]}" CLIPPY=1 modules >"$log" 2>&1; then
 	cat "$log" >&2
-	die "module build failed (log above, also in $log)"
+	die "module build failed or took over ${mod_timeout}s (log above, also in $log)"
 fi
 if [ "${1:-}" = --no-warnings ] && grep -qiE '(^|: )warning' "$log"; then
 	grep -iE -A8 '(^|: )warning' "$log" >&2

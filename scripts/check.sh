@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# `make check`: every test of mlx_ext. Host: cargo test, rustfmt, clippy;
-# kernel: module build without warnings (the kernel's CLIPPY=1); VM: the KTAP
-# tests in QEMU. The last line sums up all of them.
+# `make check`: every test of mlx_ext. Host: cargo test, the harness's own
+# tests, rustfmt, clippy; kernel: module build without warnings (the
+# kernel's CLIPPY=1); VM: the KTAP tests in QEMU. The last line sums up all
+# of them. Every step that could hang has a time limit (MLX_EXT_*_TIMEOUT).
 source "$(dirname "$0")/lib.sh"
 cd "$MLX_EXT_ROOT"
 
@@ -26,11 +27,23 @@ trap 'summary' EXIT
 
 "$MLX_EXT_ROOT/scripts/setup.sh"
 
+# ktap_tally NAME LOG: adds the KTAP results in LOG to the tally.
+ktap_tally() {
+	local p s f
+	p=$(grep -cE '^ok [0-9]+ ' "$2" || true)
+	s=$(grep -cE '^ok [0-9]+ .* # SKIP' "$2" || true)
+	f=$(grep -cE '^not ok [0-9]+ ' "$2" || true)
+	passed=$((passed + p - s)) skipped=$((skipped + s)) failed=$((failed + f))
+	grep -E '^not ok ' "$2" | sed "s/^/FAILED: $1: /" || true
+}
+
 mkdir -p "$MLX_EXT_BUILD"
-say "host: cargo test"
+cargo_timeout=${MLX_EXT_CARGO_TIMEOUT:-1800}
+say "host: cargo test (timeout ${cargo_timeout}s)"
 set +e
-cargo test --workspace --color never 2>&1 | tee "$MLX_EXT_BUILD/cargo-test.log"
+timeout -k 10 "$cargo_timeout" cargo test --workspace --color never 2>&1 | tee "$MLX_EXT_BUILD/cargo-test.log"
 cargo_rc=${PIPESTATUS[0]}
+[ "$cargo_rc" != 124 ] || echo "mlx_ext: error: cargo test did not finish in ${cargo_timeout}s (MLX_EXT_CARGO_TIMEOUT)"
 set -e
 # One "test result:" line per test binary.
 read -r p f i < <(awk '/^test result:/ { for (k = 1; k <= NF; k++) {
@@ -40,12 +53,24 @@ passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + i))
 rm -f "$MLX_EXT_BUILD/cargo-test.log"
 if [ "$cargo_rc" != 0 ] && [ "$f" = 0 ]; then result "cargo test (did not build or run)" 1; fi
 
-say "host: rustfmt and clippy"
+say "host: the harness's own tests (tests/harness/)"
 set +e
-cargo fmt --all --check >/dev/null 2>&1; result "cargo fmt --check" $?
+for t in tests/harness/*.sh; do
+	timeout -k 5 300 "$t" >"$MLX_EXT_BUILD/harness.log" 2>&1
+	rc=$?
+	cat "$MLX_EXT_BUILD/harness.log"
+	ktap_tally "$(basename "$t" .sh)" "$MLX_EXT_BUILD/harness.log"
+	if [ "$rc" != 0 ] && ! grep -q '^not ok' "$MLX_EXT_BUILD/harness.log"; then
+		result "$t (exit $rc)" 1
+	fi
+done
+
+say "host: rustfmt and clippy"
+# Failures show the diff to apply (or run: cargo fmt --all).
+cargo fmt --all --check 2>&1 | head -n 60; result "cargo fmt --check" "${PIPESTATUS[0]}"
 # Module code is formatted like the kernel's (its .rustfmt.toml is the default).
-"$KRUSTFMT" --edition 2021 --check rust/mlx_ext.rs | head -n 40; result "rustfmt --check rust/" "${PIPESTATUS[0]}"
-cargo clippy --workspace --all-targets --color never -- -D warnings 2>&1 | tail -n 20
+"$KRUSTFMT" --edition 2021 --check rust/mlx_ext.rs 2>&1 | head -n 60; result "rustfmt --check rust/" "${PIPESTATUS[0]}"
+timeout -k 10 "$cargo_timeout" cargo clippy --workspace --all-targets --color never -- -D warnings 2>&1 | tail -n 20
 result "cargo clippy -D warnings" "${PIPESTATUS[0]}"
 
 say "kernel: build mlx_ext.ko (CLIPPY=1, no warnings allowed)"
@@ -58,14 +83,14 @@ set -e
 say "host: expected in-kernel self-test digests"
 extra=$MLX_EXT_BUILD/vm-extra
 mkdir -p "$extra"
-cargo build -q --release -p mlx-ext-core --example atomics_digest
+timeout -k 10 "$cargo_timeout" cargo build -q --release -p mlx-ext-core --example atomics_digest
 for seed in 1 2 3; do
 	echo "$seed 100000 $(target/release/examples/atomics_digest "$seed" 100000)"
 done >"$extra/atomics_digests"
 
 say "vm: tests in QEMU"
 set +e
-"$MLX_EXT_ROOT/scripts/vm-run.sh" check "$kdir" "$MLX_EXT_ROOT/mlx_ext.ko" "$extra" | tee "$MLX_EXT_BUILD/vm-check.out"
+"$MLX_EXT_ROOT/scripts/vm-run.sh" tests/vm/check.sh "$kdir" "$extra" | tee "$MLX_EXT_BUILD/vm-check.out"
 vm_rc=${PIPESTATUS[0]}
 set -e
 read -r p f s < <(sed -nE 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p' "$MLX_EXT_BUILD/vm-check.out" | tail -n1)

@@ -14,11 +14,9 @@ MLX_EXT_BUILD=${MLX_EXT_BUILD:-$MLX_EXT_ROOT/build}
 KRUSTC=${KRUSTC:-/usr/bin/rustc}
 KCLIPPY=${KCLIPPY:-/usr/bin/clippy-driver}
 KRUSTFMT=${KRUSTFMT:-/usr/bin/rustfmt}
-# The cargo-installed bindgen-cli first: Debian's bindgen is too old.
-if [ -z "${KBINDGEN:-}" ]; then
-	if [ -x "$HOME/.cargo/bin/bindgen" ]; then KBINDGEN=$HOME/.cargo/bin/bindgen
-	else KBINDGEN=$(command -v bindgen 2>/dev/null || echo "$HOME/.cargo/bin/bindgen"); fi
-fi
+# bindgen: the pinned bindgen-cli that setup.sh installs with cargo (Debian's
+# bindgen is too old), unless KBINDGEN names another.
+if [ -n "${KBINDGEN:-}" ]; then MLX_EXT_KBINDGEN_SET=1; else KBINDGEN=$HOME/.cargo/bin/bindgen; fi
 KERNEL_SRC_TAR=/usr/src/linux-source-6.12.tar.xz
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -30,18 +28,62 @@ kmake_vars() {
 		"CLIPPY_DRIVER=$KCLIPPY" "RUSTFMT=$KRUSTFMT"
 }
 
-# The inputs of the kernel build, one per line. Their hash is the cache key.
-# Bump the recipe number when scripts/build-kernel.sh changes how it builds.
-KERNEL_RECIPE=1
+# The libclang bindgen loads at run time, as the kernel's
+# scripts/rust_is_available.sh finds it: by asking it to compile a pragma.
+bindgen_libclang() {
+	local h
+	h=$(mktemp --suffix=.h)
+	echo '#pragma message("clang version " __clang_version__)' >"$h"
+	"$KBINDGEN" "$h" 2>&1 | grep -m1 -oE 'clang version [0-9.]+' || echo missing
+	rm -f "$h"
+}
+
+# The inputs of the kernel build, one per line; their hash is the cache key.
+# The build script and the functions here that decide how it builds are
+# hashed themselves, so that any change to them rebuilds.
 kernel_inputs() {
-	echo "recipe $KERNEL_RECIPE"
+	echo "build-kernel.sh $(sha256sum <"$MLX_EXT_ROOT/scripts/build-kernel.sh" | cut -c1-16)"
+	echo "recipe $(declare -f kmake_vars kernel_inputs bindgen_libclang | sha256sum | cut -c1-16)"
 	echo "linux-source-6.12 $(dpkg-query -W -f '${Version}' linux-source-6.12 2>/dev/null || echo missing)"
 	echo "rustc $("$KRUSTC" --version 2>/dev/null || echo missing)"
 	echo "bindgen $("$KBINDGEN" --version 2>/dev/null || echo missing)"
+	echo "bindgen's libclang: $(bindgen_libclang)"
 	echo "clang $(clang --version 2>/dev/null | head -n1 || echo missing)"
 	echo "lld $(ld.lld --version 2>/dev/null | head -n1 || echo missing)"
 	echo "fragment:"
 	cat "$MLX_EXT_ROOT/kernel/mlx_ext.config"
 }
+# cached_build DIR WHAT BUILD_FN: makes DIR with `BUILD_FN DIR` unless a
+# finished build is there, and prints DIR. Clones, CI and developers share
+# the cache: a build holds an exclusive flock on DIR.lock from start to end,
+# so a second build of the same DIR waits for the first and reuses its work
+# instead of deleting it. DIR/.complete, written last, marks a finished
+# build; an unfinished DIR is from an interrupted build and is started over,
+# by the lock holder only. BUILD_FN prints progress on stderr only.
+cached_build() {
+	local dir=$1 what=$2 fn=$3 lockfd wait=${MLX_EXT_LOCK_TIMEOUT:-3600}
+	if [ -f "$dir/.complete" ]; then
+		say "$what: reusing cached build $dir"
+		echo "$dir"
+		return 0
+	fi
+	mkdir -p "$(dirname "$dir")"
+	exec {lockfd}>"$dir.lock"
+	if ! flock -n "$lockfd"; then
+		say "$what: another build holds $dir.lock; waiting for it (at most ${wait}s)"
+		flock -w "$wait" "$lockfd" || die "$what: $dir.lock still held after ${wait}s (a build hung?)"
+	fi
+	if [ -f "$dir/.complete" ]; then
+		say "$what: reusing the build that just finished in $dir"
+	else
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		"$fn" "$dir"
+		touch "$dir/.complete"
+	fi
+	exec {lockfd}>&-
+	echo "$dir"
+}
+
 kernel_key() { kernel_inputs | sha256sum | cut -c1-16; }
 kernel_dir() { echo "$MLX_EXT_CACHE/kernel-$(kernel_key)"; }

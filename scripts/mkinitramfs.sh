@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Builds the guest's initramfs: busybox, the kernel's modules with modules.dep
-# (mlx_ext.ko among them, under extra/), the `rdma` tool and its libraries,
-# and the guest scripts of tests/vm/.
+# (the tree's modules among them, under extra/), the `rdma` tool and its
+# libraries, the guest scripts of tests/vm/, and SCRIPT as /run.sh, which the
+# guest's init runs.
 #
-# Usage: mkinitramfs.sh KERNEL_DIR MODULE_KO OUTPUT [EXTRA_DIR]
-# EXTRA_DIR's files are copied to /extra in the guest (test vectors).
+# Usage: mkinitramfs.sh KERNEL_DIR SCRIPT OUTPUT EXTRA_DIR MODULE_KO...
+# EXTRA_DIR's files (unless EXTRA_DIR is "") are copied to /extra in the
+# guest (test vectors).
 source "$(dirname "$0")/lib.sh"
 
-kdir=$1 ko=$2 out=$3 extra=${4:-}
+kdir=$1 script=$2 out=$3 extra=$4
+shift 4
+[ -f "$script" ] || die "guest script $script not found"
+[ $# -gt 0 ] || die "no module to install in the guest"
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 
@@ -29,18 +34,20 @@ ldd "$rdma" | awk '/=> \//{print $3} /^\t\/lib/{print $1}' | while read -r lib; 
 	cp -L "$lib" "$root$lib"
 done
 
-# Modules: the kernel's, plus mlx_ext.ko as an out-of-tree "extra" module.
+# Modules: the kernel's, plus the tree's as out-of-tree "extra" modules.
 kver=$(ls "$kdir/modinst/lib/modules")
 mkdir -p "$root/lib/modules"
 cp -a "$kdir/modinst/lib/modules/$kver" "$root/lib/modules/"
 rm -f "$root/lib/modules/$kver/build"
 mkdir -p "$root/lib/modules/$kver/extra"
-cp "$ko" "$root/lib/modules/$kver/extra/"
+cp "$@" "$root/lib/modules/$kver/extra/"
 depmod -b "$root" "$kver" || die "depmod failed for the guest's modules"
 
 cp "$MLX_EXT_ROOT"/tests/vm/*.sh "$root/tests/"
 cp "$MLX_EXT_ROOT/tests/vm/init" "$root/init"
-chmod +x "$root/init" "$root"/tests/*.sh
+cp "$script" "$root/run.sh"
+basename "$script" >"$root/run.name"
+chmod +x "$root/init" "$root"/tests/*.sh "$root/run.sh"
 [ -z "$extra" ] || cp -r "$extra"/. "$root/extra/"
 
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) >"$out"

@@ -8,12 +8,15 @@ DEB_PACKAGES=(
 	linux-source-6.12                       # the kernel we build
 	rustc-web rust-web-src rust-web-clippy  # rustc 1.9x with rust-src, clippy-driver
 	rustfmt-web
+	cargo-web                               # cargo where rustup is absent (same release)
 	clang libclang-dev lld llvm             # LLVM=1 builds, libclang for bindgen
 	flex bison bc libelf-dev libssl-dev cpio kmod xz-utils make
 	qemu-system-x86                         # the test VM
 	busybox-static iproute2                 # guest userland, `rdma` tool
 )
-BINDGEN_MIN=0.65.1
+# The kernel needs bindgen >= 0.65.1; one pinned version, so that a new
+# release never changes the kernel cache key (lib.sh) behind anyone's back.
+BINDGEN_VERSION=0.73.2
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
@@ -29,14 +32,18 @@ else
 	say "Debian packages: all ${#DEB_PACKAGES[@]} present"
 fi
 
-version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
 bg_version() { "$KBINDGEN" --version 2>/dev/null | awk '{print $2}'; }
-if ! version_ge "$(bg_version || true)" "$BINDGEN_MIN"; then
-	say "installing bindgen-cli (>= $BINDGEN_MIN; Debian's is too old) with cargo"
-	command -v cargo >/dev/null || die "cargo not found: bindgen-cli is installed with 'cargo install'"
-	cargo install bindgen-cli --locked --quiet || die "cargo install bindgen-cli failed"
-	KBINDGEN=$HOME/.cargo/bin/bindgen
-	version_ge "$(bg_version)" "$BINDGEN_MIN" || die "bindgen $(bg_version) is older than $BINDGEN_MIN"
+if [ "$(bg_version || true)" != "$BINDGEN_VERSION" ]; then
+	if [ -n "${MLX_EXT_KBINDGEN_SET:-}" ]; then
+		say "warning: KBINDGEN=$KBINDGEN is bindgen $(bg_version || echo '?'), not the pinned $BINDGEN_VERSION"
+	else
+		say "installing bindgen-cli $BINDGEN_VERSION with cargo (Debian's bindgen is too old; about 2 min)"
+		cargo=$(command -v cargo) || die "cargo not found: install Debian's cargo-web (or rustup) to install bindgen-cli"
+		timeout 900 "$cargo" install bindgen-cli --locked --version "=$BINDGEN_VERSION" --quiet ||
+			die "cargo install bindgen-cli $BINDGEN_VERSION failed or took over 15 min (no access to crates.io?)"
+		KBINDGEN=$HOME/.cargo/bin/bindgen
+		[ "$(bg_version)" = "$BINDGEN_VERSION" ] || die "$KBINDGEN is bindgen $(bg_version), not $BINDGEN_VERSION"
+	fi
 fi
 say "bindgen $(bg_version) at $KBINDGEN"
 

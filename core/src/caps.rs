@@ -20,7 +20,7 @@ pub enum AtomicCap {
 impl AtomicCap {
     /// Converts the value of `enum ib_atomic_cap`: 0 none, 1 hca, 2 glob.
     /// Any other value is not a capability ib_core defines.
-    pub fn from_ib(value: u32) -> Option<Self> {
+    pub const fn from_ib(value: u32) -> Option<Self> {
         match value {
             0 => Some(Self::None),
             1 => Some(Self::Hca),

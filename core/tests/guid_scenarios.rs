@@ -4,13 +4,23 @@
 //! record order, admin writes, failures, port state and events.
 
 use mlx_ext_core::guid::{
-    Answer, AnswerStatus, Config, Engine, GuidError, Method, Request, SimMode, SimSm, SmBackend,
-    SubmitError, GUID_DELETE, NSEC_PER_SEC,
+    Action, Answer, AnswerStatus, Config, Engine, EntryIdx, GuidError, Method, RecordIdx, Request,
+    SimMode, SimSm, SmBackend, SubmitError, GUID_DELETE, NSEC_PER_SEC,
 };
 
 const S: u64 = NSEC_PER_SEC;
 const HW: u64 = 0x0002_c903_0000_0001;
 const SM_BASE: u64 = 0x0002_c903_5500_0000;
+
+/// The most steps (a run of the engine and an answer, or a move of the
+/// clock) one call of [`Port::pump`] or [`Port::run_until`] takes: far more
+/// than any scenario needs, so that a scheduler that never settles fails the
+/// test instead of hanging it.
+const MAX_STEPS: usize = 10_000;
+
+fn ent(n: u8) -> EntryIdx {
+    EntryIdx::new(n).unwrap()
+}
 
 struct Port {
     engine: Engine,
@@ -35,11 +45,11 @@ impl Port {
         }
     }
 
-    /// Polls the engine at the current time, answering at once every
+    /// Runs the engine at the current time, answering at once every
     /// request it sends, until nothing more is due now.
     fn pump(&mut self) {
-        loop {
-            self.engine.poll(&mut self.sm, self.now);
+        for _ in 0..MAX_STEPS {
+            self.engine.run(&mut self.sm, self.now);
             let Some(request) = self.sm.inflight().copied() else {
                 return;
             };
@@ -47,18 +57,28 @@ impl Port {
             let answer = self.sm.reply().unwrap();
             self.engine.answer(&answer, self.now).unwrap();
         }
+        panic!(
+            "the engine did not settle: still sending at {} ns after {MAX_STEPS} requests",
+            self.now
+        );
     }
 
     /// Runs until nothing is left to do or `until` is reached.
     fn run_until(&mut self, until: u64) {
         self.pump();
-        while let Some(t) = self.engine.next_wakeup() {
-            if t > until {
-                break;
+        for _ in 0..MAX_STEPS {
+            match self.engine.next_wakeup() {
+                Some(t) if t <= until => {
+                    self.now = self.now.max(t);
+                    self.pump();
+                }
+                _ => return,
             }
-            self.now = self.now.max(t);
-            self.pump();
         }
+        panic!(
+            "the engine did not settle: still waking up at {} ns after {MAX_STEPS} runs",
+            self.now
+        );
     }
 
     fn run(&mut self) {
@@ -69,7 +89,7 @@ impl Port {
     fn send_times_of(&self, entry: u8) -> Vec<u64> {
         self.sent
             .iter()
-            .filter(|(_, r)| r.entries().any(|e| e == entry))
+            .filter(|(_, r)| r.entries().any(|e| e == ent(entry)))
             .map(|&(t, _)| t)
             .collect()
     }
@@ -84,16 +104,16 @@ fn sm_assigned_initial_table() {
     let port = Port::new(5, true);
     let e = &port.engine;
     let bases = [2u8, 28, 53, 78, 103];
-    assert_eq!((e.admin(0), e.oper(0)), (Some(HW), Some(HW)));
+    assert_eq!((e.admin(ent(0)), e.oper(ent(0))), (HW, HW));
     for entry in 1..128u8 {
         if bases.contains(&entry) {
-            assert_eq!(e.admin(entry), Some(0), "VF base entry {entry} asks the SM");
-            assert_eq!(e.due(entry), Some(0), "and goes at once");
+            assert_eq!(e.admin(ent(entry)), 0, "VF base entry {entry} asks the SM");
+            assert_eq!(e.due(ent(entry)), Some(0), "and goes at once");
         } else {
-            assert_eq!(e.admin(entry), Some(GUID_DELETE), "entry {entry}");
-            assert!(!e.is_pending(entry));
+            assert_eq!(e.admin(ent(entry)), GUID_DELETE, "entry {entry}");
+            assert!(!e.is_pending(ent(entry)));
         }
-        assert_eq!(e.oper(entry), Some(0), "entry {entry}");
+        assert_eq!(e.oper(ent(entry)), 0, "entry {entry}");
     }
     assert_eq!(e.up_functions().iter().collect::<Vec<_>>(), [0]);
 }
@@ -104,11 +124,11 @@ fn sm_assigned_vfs_come_up_with_the_sms_guids() {
     port.run();
     let e = &mut port.engine;
     for (vf, base) in [(1u16, 2u8), (2, 28), (3, 53), (4, 78), (5, 103)] {
-        let assigned = port.sm.assigned_guid(base);
-        assert_eq!(e.oper(base), Some(assigned));
+        let assigned = port.sm.assigned_guid(ent(base));
+        assert_eq!(e.oper(ent(base)), assigned);
         assert_eq!(
-            e.admin(base),
-            Some(assigned),
+            e.admin(ent(base)),
+            assigned,
             "the SM's GUID is kept as the admin value"
         );
         assert!(e.function_up(vf));
@@ -118,7 +138,7 @@ fn sm_assigned_vfs_come_up_with_the_sms_guids() {
     assert!(e.take_events().is_empty());
     assert_eq!(e.up_functions().len(), 6);
     // Entries 2 (record 0), 28 (3), 53 (6), 78 (9), 103 (12): one SET each.
-    let records: Vec<u8> = port.sent.iter().map(|(_, r)| r.record).collect();
+    let records: Vec<u8> = port.sent.iter().map(|(_, r)| r.record.get()).collect();
     assert_eq!(records, [0, 3, 6, 9, 12]);
     assert!(port
         .sent
@@ -130,11 +150,11 @@ fn sm_assigned_vfs_come_up_with_the_sms_guids() {
 fn admin_assigned_initial_table() {
     let mut port = Port::new(5, false);
     let e = &port.engine;
-    assert_eq!((e.admin(0), e.oper(0)), (Some(HW), Some(HW)));
+    assert_eq!((e.admin(ent(0)), e.oper(ent(0))), (HW, HW));
     for entry in 1..128u8 {
         assert_eq!(
-            (e.admin(entry), e.oper(entry)),
-            (Some(GUID_DELETE), Some(0)),
+            (e.admin(ent(entry)), e.oper(ent(entry))),
+            (GUID_DELETE, 0),
             "entry {entry}"
         );
     }
@@ -148,8 +168,8 @@ fn admin_assigned_initial_table() {
 fn declined_eight_times_then_accepted() {
     let mut port = Port::new(2, false);
     port.now = 1000 * S;
-    port.engine.set_admin(5, 0xaaaa, port.now).unwrap();
-    port.sm.decline(5, 8);
+    port.engine.set_admin(ent(5), 0xaaaa, port.now).unwrap();
+    port.sm.decline(ent(5), 8);
     port.run();
     let times = port.send_times_of(5);
     assert_eq!(times.len(), 9);
@@ -159,14 +179,14 @@ fn declined_eight_times_then_accepted() {
         times.windows(2).all(|w| (w[1] - w[0]) % S == 0),
         "exact seconds"
     );
-    assert_eq!(port.engine.oper(5), Some(0xaaaa));
-    assert_eq!(port.engine.backoff_secs(5), Some(0));
+    assert_eq!(port.engine.oper(ent(5)), 0xaaaa);
+    assert_eq!(port.engine.backoff_secs(ent(5)), 0);
 }
 
 #[test]
 fn backoff_stays_at_60_seconds() {
     let mut port = Port::new(1, false);
-    port.engine.set_admin(3, 0x33, 0).unwrap();
+    port.engine.set_admin(ent(3), 0x33, 0).unwrap();
     port.sm.set_mode(SimMode::Decline);
     port.run_until(20 * 60 * S);
     let times = port.send_times_of(3);
@@ -182,14 +202,18 @@ fn records_go_out_in_deadline_order() {
     // Entry 9 (record 1) written at 0 s, declined 6 times: sent at 0, 1, 3,
     // 7, 15, 31, 63. Entry 17 (record 2) written at 2 s, declined 4 times:
     // sent at 2, 3, 5, 9, 17.
-    port.engine.set_admin(9, 0x99, 0).unwrap();
-    port.sm.decline(9, 6);
-    port.sm.decline(17, 4);
+    port.engine.set_admin(ent(9), 0x99, 0).unwrap();
+    port.sm.decline(ent(9), 6);
+    port.sm.decline(ent(17), 4);
     port.run_until(2 * S - 1);
     port.now = 2 * S;
-    port.engine.set_admin(17, 0x1717, port.now).unwrap();
+    port.engine.set_admin(ent(17), 0x1717, port.now).unwrap();
     port.run();
-    let order: Vec<(u64, u8)> = port.sent.iter().map(|(t, r)| (t / S, r.record)).collect();
+    let order: Vec<(u64, u8)> = port
+        .sent
+        .iter()
+        .map(|(t, r)| (t / S, r.record.get()))
+        .collect();
     assert_eq!(
         order,
         [
@@ -212,22 +236,24 @@ fn records_go_out_in_deadline_order() {
 #[test]
 fn the_earliest_overdue_record_goes_first() {
     let mut port = Port::new(3, false);
-    port.engine.set_admin(17, 0x17, 5 * S).unwrap();
-    port.engine.set_admin(9, 0x9, 8 * S).unwrap();
-    port.engine.set_admin(25, 0x25, 8 * S).unwrap();
+    port.engine.set_admin(ent(17), 0x17, 5 * S).unwrap();
+    port.engine.set_admin(ent(9), 0x9, 8 * S).unwrap();
+    port.engine.set_admin(ent(25), 0x25, 8 * S).unwrap();
     assert_eq!(port.engine.next_wakeup(), Some(5 * S));
     let order: Vec<u8> = (0..3)
         .map(|_| {
-            let r = port.engine.next_request(10 * S).unwrap();
+            let Action::Send(r) = port.engine.next_action(10 * S) else {
+                panic!("a request is due");
+            };
             assert_eq!(
-                port.engine.next_request(10 * S),
-                None,
-                "one request at a time"
+                port.engine.next_action(10 * S),
+                Action::Sleep(Some(20 * S)),
+                "one request at a time, until the watchdog"
             );
             port.engine
                 .answer(&Answer::failed(&r, AnswerStatus::Error), 10 * S)
                 .unwrap();
-            r.record
+            r.record.get()
         })
         .collect();
     assert_eq!(order, [2, 1, 3]);
@@ -236,22 +262,24 @@ fn the_earliest_overdue_record_goes_first() {
 #[test]
 fn admin_write_during_a_32_second_backoff_goes_out_at_once() {
     let mut port = Port::new(2, false);
-    port.engine.set_admin(5, 0xaaaa, 0).unwrap();
-    port.sm.decline(5, 100);
+    port.engine.set_admin(ent(5), 0xaaaa, 0).unwrap();
+    port.sm.decline(ent(5), 100);
     port.run_until(31 * S);
     assert_eq!(gaps(&port.send_times_of(5)), [1, 2, 4, 8, 16]);
-    assert_eq!(port.engine.backoff_secs(5), Some(32));
-    assert_eq!(port.engine.due(5), Some(63 * S));
+    assert_eq!(port.engine.backoff_secs(ent(5)), 32);
+    assert_eq!(port.engine.due(ent(5)), Some(63 * S));
 
     port.now = 40 * S;
-    port.engine.write_admin(5, b"0xbbbb\n", port.now).unwrap();
+    port.engine
+        .write_admin(ent(5), b"0xbbbb\n", port.now)
+        .unwrap();
     assert_eq!(
-        port.engine.backoff_secs(5),
-        Some(0),
+        port.engine.backoff_secs(ent(5)),
+        0,
         "the write resets the backoff"
     );
     assert_eq!(port.engine.next_wakeup(), Some(40 * S), "and runs at once");
-    port.sm.decline(5, 1);
+    port.sm.decline(ent(5), 1);
     port.run();
     let times = port.send_times_of(5);
     let after: Vec<u64> = times
@@ -266,20 +294,24 @@ fn admin_write_during_a_32_second_backoff_goes_out_at_once() {
     );
     let last = port.sent.last().unwrap().1;
     assert_eq!(last.guids[5], 0xbbbb);
-    assert_eq!(port.engine.oper(5), Some(0xbbbb));
+    assert_eq!(port.engine.oper(ent(5)), 0xbbbb);
 }
 
 #[test]
 fn set_and_delete_never_share_a_request() {
     let mut port = Port::new(1, false);
-    port.engine.set_admin(1, 0x11, 0).unwrap();
-    port.engine.set_admin(3, 0x33, 0).unwrap();
+    port.engine.set_admin(ent(1), 0x11, 0).unwrap();
+    port.engine.set_admin(ent(3), 0x33, 0).unwrap();
     port.run();
     port.now = 10 * S;
-    port.engine.set_admin(1, GUID_DELETE, port.now).unwrap();
-    port.engine.set_admin(2, 0x22, port.now).unwrap();
-    port.engine.set_admin(3, GUID_DELETE, port.now).unwrap();
-    port.engine.set_admin(4, 0, port.now).unwrap();
+    port.engine
+        .set_admin(ent(1), GUID_DELETE, port.now)
+        .unwrap();
+    port.engine.set_admin(ent(2), 0x22, port.now).unwrap();
+    port.engine
+        .set_admin(ent(3), GUID_DELETE, port.now)
+        .unwrap();
+    port.engine.set_admin(ent(4), 0, port.now).unwrap();
     port.run();
     let late: Vec<&Request> = port
         .sent
@@ -292,19 +324,19 @@ fn set_and_delete_never_share_a_request() {
     assert_eq!((late[1].method, late[1].mask), (Method::Set, 0b10100));
     assert_eq!(late[1].guids, [0, 0, 0x22, 0, 0, 0, 0, 0]);
     for entry in [1u8, 3] {
-        assert_eq!(port.engine.oper(entry), Some(0));
+        assert_eq!(port.engine.oper(ent(entry)), 0);
     }
-    assert_eq!(port.engine.oper(2), Some(0x22));
-    assert_eq!(port.engine.oper(4), Some(port.sm.assigned_guid(4)));
+    assert_eq!(port.engine.oper(ent(2)), 0x22);
+    assert_eq!(port.engine.oper(ent(4)), port.sm.assigned_guid(ent(4)));
 }
 
 #[test]
 fn failures_retry_the_whole_request_without_touching_backoff() {
     let mut port = Port::new(1, false);
-    port.engine.set_admin(6, 0x66, 0).unwrap();
-    port.sm.decline(6, 2);
+    port.engine.set_admin(ent(6), 0x66, 0).unwrap();
+    port.sm.decline(ent(6), 2);
     port.run_until(S); // declined at 0 and 1 s: backoff 2
-    assert_eq!(port.engine.backoff_secs(6), Some(2));
+    assert_eq!(port.engine.backoff_secs(ent(6)), 2);
     for (mode, delay) in [
         (SimMode::Error, 1),
         (SimMode::Timeout, 1),
@@ -315,29 +347,33 @@ fn failures_retry_the_whole_request_without_touching_backoff() {
         port.now = port.engine.next_wakeup().unwrap();
         port.pump();
         assert_eq!(port.send_times_of(6).len(), before + 1);
-        assert_eq!(port.engine.due(6), Some(port.now + delay * S), "{mode:?}");
-        assert_eq!(port.engine.backoff_secs(6), Some(2), "{mode:?}");
+        assert_eq!(
+            port.engine.due(ent(6)),
+            Some(port.now + delay * S),
+            "{mode:?}"
+        );
+        assert_eq!(port.engine.backoff_secs(ent(6)), 2, "{mode:?}");
     }
     port.sm.set_mode(SimMode::Accept);
     port.run();
-    assert_eq!(port.engine.oper(6), Some(0x66));
+    assert_eq!(port.engine.oper(ent(6)), 0x66);
 }
 
 #[test]
 fn a_lost_answer_is_given_up_after_the_watchdog() {
     let mut port = Port::new(1, false);
-    port.engine.set_admin(6, 0x66, 0).unwrap();
-    port.engine.poll(&mut port.sm, 0);
+    port.engine.set_admin(ent(6), 0x66, 0).unwrap();
+    port.engine.run(&mut port.sm, 0);
     let lost = port.sm.lose().unwrap();
     assert_eq!(port.engine.outstanding(), Some(&lost));
     assert_eq!(port.engine.next_wakeup(), Some(10 * S));
     assert_eq!(
-        port.engine.poll(&mut port.sm, 9 * S),
+        port.engine.run(&mut port.sm, 9 * S),
         Some(10 * S),
         "not yet"
     );
     assert_eq!(
-        port.engine.poll(&mut port.sm, 10 * S),
+        port.engine.run(&mut port.sm, 10 * S),
         Some(11 * S),
         "timed out: +1 s"
     );
@@ -353,47 +389,51 @@ fn a_lost_answer_is_given_up_after_the_watchdog() {
         Err(GuidError::StaleAnswer)
     );
     assert_eq!(
-        port.engine.oper(6),
-        Some(0),
+        port.engine.oper(ent(6)),
+        0,
         "a stale answer changes nothing"
     );
     port.now = 11 * S;
     port.run();
-    assert_eq!(port.engine.oper(6), Some(0x66));
+    assert_eq!(port.engine.oper(ent(6)), 0x66);
 }
 
 #[test]
 fn an_answer_to_a_request_sent_before_an_admin_write_does_not_overrule_it() {
     let mut port = Port::new(1, false);
-    port.engine.set_admin(6, 0x66, 0).unwrap();
-    port.engine.poll(&mut port.sm, 0);
-    port.engine.set_admin(6, 0x77, S).unwrap();
+    port.engine.set_admin(ent(6), 0x66, 0).unwrap();
+    port.engine.run(&mut port.sm, 0);
+    port.engine.set_admin(ent(6), 0x77, S).unwrap();
     // The SM declines the old request: the new value still goes at once.
-    port.sm.decline(6, 1);
+    port.sm.decline(ent(6), 1);
     let answer = port.sm.reply().unwrap();
     port.engine.answer(&answer, 2 * S).unwrap();
-    assert_eq!(port.engine.backoff_secs(6), Some(0));
-    assert_eq!(port.engine.due(6), Some(S));
+    assert_eq!(port.engine.backoff_secs(ent(6)), 0);
+    assert_eq!(port.engine.due(ent(6)), Some(S));
     // The SM accepts the new one; then an old accept arrives for a third write.
-    port.engine.poll(&mut port.sm, 2 * S);
+    port.engine.run(&mut port.sm, 2 * S);
     assert_eq!(port.sm.inflight().unwrap().guids[6], 0x77);
-    port.engine.set_admin(6, 0x88, 3 * S).unwrap();
+    port.engine.set_admin(ent(6), 0x88, 3 * S).unwrap();
     let answer = port.sm.reply().unwrap();
     let outcome = port.engine.answer(&answer, 3 * S).unwrap();
     assert_eq!(outcome.accepted, 1 << 6);
-    assert_eq!(port.engine.oper(6), Some(0x77), "the SM did set 0x77");
-    assert_eq!(port.engine.admin(6), Some(0x88));
-    assert_eq!(port.engine.due(6), Some(3 * S), "0x88 still goes at once");
+    assert_eq!(port.engine.oper(ent(6)), 0x77, "the SM did set 0x77");
+    assert_eq!(port.engine.admin(ent(6)), 0x88);
+    assert_eq!(
+        port.engine.due(ent(6)),
+        Some(3 * S),
+        "0x88 still goes at once"
+    );
     port.now = 3 * S;
     port.run();
-    assert_eq!(port.engine.oper(6), Some(0x88));
+    assert_eq!(port.engine.oper(ent(6)), 0x88);
 }
 
 #[test]
 fn port_state_follows_base_entries_and_events_follow_every_entry() {
     // 5 VFs: VF 1 holds 2..=27, VF 2 holds 28..=52.
     let mut port = Port::new(5, false);
-    port.engine.set_admin(29, 0x29, 0).unwrap(); // VF 2, not its base
+    port.engine.set_admin(ent(29), 0x29, 0).unwrap(); // VF 2, not its base
     port.run();
     assert!(
         !port.engine.function_up(2),
@@ -402,13 +442,15 @@ fn port_state_follows_base_entries_and_events_follow_every_entry() {
     assert_eq!(port.engine.take_events().iter().collect::<Vec<_>>(), [2]);
     assert_eq!(port.engine.event_count(2), 1);
 
-    port.engine.set_admin(2, 0, port.now).unwrap(); // VF 1 base, SM assigned
-    port.engine.set_admin(28, 0x28, port.now).unwrap(); // VF 2 base
+    port.engine.set_admin(ent(2), 0, port.now).unwrap(); // VF 1 base, SM assigned
+    port.engine.set_admin(ent(28), 0x28, port.now).unwrap(); // VF 2 base
     port.run();
     assert!(port.engine.function_up(1) && port.engine.function_up(2));
     assert_eq!(port.engine.take_events().iter().collect::<Vec<_>>(), [1, 2]);
 
-    port.engine.set_admin(28, GUID_DELETE, port.now).unwrap();
+    port.engine
+        .set_admin(ent(28), GUID_DELETE, port.now)
+        .unwrap();
     port.run();
     assert!(
         !port.engine.function_up(2),
@@ -419,13 +461,14 @@ fn port_state_follows_base_entries_and_events_follow_every_entry() {
     assert_eq!(port.engine.event_count(1), 1);
 
     // Rewriting the value already operational is no change and no event.
-    port.engine.set_admin(29, 0x29, port.now).unwrap();
+    port.engine.set_admin(ent(29), 0x29, port.now).unwrap();
     port.run();
     assert!(port.engine.take_events().is_empty());
     // A value seen on the port outside an answer is an event too.
-    port.engine.set_oper(3, 0x3, port.now).unwrap();
+    port.engine.set_oper(ent(3), 0x3, port.now).unwrap();
     assert_eq!(port.engine.take_events().iter().collect::<Vec<_>>(), [1]);
-    assert_eq!(port.engine.set_oper(128, 1, 0), Err(GuidError::NoSuchEntry));
+    // There is no entry 128 to see a value in: the index is refused first.
+    assert_eq!(EntryIdx::try_from(128u8), Err(GuidError::NoSuchEntry));
 }
 
 #[test]
@@ -442,18 +485,18 @@ fn too_many_vfs_is_refused_by_the_engine() {
 #[test]
 fn zero_written_during_a_set_still_asks_the_sm() {
     let mut port = Port::new(2, false);
-    port.engine.set_admin(9, 0x99, 0).unwrap();
-    port.engine.poll(&mut port.sm, 0);
-    port.engine.set_admin(9, 0, S).unwrap();
+    port.engine.set_admin(ent(9), 0x99, 0).unwrap();
+    port.engine.run(&mut port.sm, 0);
+    port.engine.set_admin(ent(9), 0, S).unwrap();
     let answer = port.sm.reply().unwrap(); // the SM sets 0x99
     port.engine.answer(&answer, S).unwrap();
-    assert_eq!(port.engine.oper(9), Some(0x99));
+    assert_eq!(port.engine.oper(ent(9)), 0x99);
     assert_eq!(
-        port.engine.admin(9),
-        Some(0),
+        port.engine.admin(ent(9)),
+        0,
         "0x99 was not what the SM was asked to assign"
     );
-    assert!(port.engine.is_pending(9));
+    assert!(port.engine.is_pending(ent(9)));
     port.now = S;
     port.run();
     let last = port.sent.last().unwrap().1;
@@ -462,22 +505,22 @@ fn zero_written_during_a_set_still_asks_the_sm() {
         (Method::Set, 0),
         "the SM is asked to assign"
     );
-    assert_eq!(port.engine.admin(9), Some(port.sm.assigned_guid(9)));
-    assert_eq!(port.engine.oper(9), Some(port.sm.assigned_guid(9)));
+    assert_eq!(port.engine.admin(ent(9)), port.sm.assigned_guid(ent(9)));
+    assert_eq!(port.engine.oper(ent(9)), port.sm.assigned_guid(ent(9)));
 }
 
 #[test]
 fn an_entry_not_yet_due_waits_for_its_own_time() {
     let mut port = Port::new(2, false);
-    port.engine.set_admin(9, 0x99, 0).unwrap();
-    port.sm.decline(9, 1);
+    port.engine.set_admin(ent(9), 0x99, 0).unwrap();
+    port.sm.decline(ent(9), 1);
     port.pump(); // entry 9 declined: due at 1 s
     port.now = S / 2;
-    port.engine.set_admin(10, 0x1010, port.now).unwrap();
+    port.engine.set_admin(ent(10), 0x1010, port.now).unwrap();
     port.pump();
     let (t, r) = *port.sent.last().unwrap();
     assert_eq!(
-        (t, r.record, r.mask),
+        (t, r.record.get(), r.mask),
         (S / 2, 1, 0b100),
         "entry 10 alone, entry 9 waits"
     );
@@ -493,51 +536,285 @@ impl SmBackend for Unreachable {
         self.1 += 1;
         Err(self.0)
     }
+
+    fn cancel(&mut self, _request: &Request) {
+        panic!("nothing was sent, so nothing is to be cancelled");
+    }
 }
 
 #[test]
-fn failed_sends_reschedule_every_due_record_in_one_poll() {
+fn failed_sends_reschedule_every_due_record_in_one_run() {
     for (error, delay) in [(SubmitError::PortDown, 5), (SubmitError::Failed, 1)] {
-        let mut engine = Engine::new(Config {
-            num_vfs: 3,
-            sm_guid_assign: false,
-            hw_guid: HW,
-        })
-        .unwrap();
+        let mut engine = Port::new(3, false).engine;
         for entry in [9u8, 17, 25, 26] {
-            engine.set_admin(entry, u64::from(entry), 0).unwrap();
+            engine.set_admin(ent(entry), u64::from(entry), 0).unwrap();
         }
         let mut sm = Unreachable(error, 0);
-        assert_eq!(engine.poll(&mut sm, 0), Some(delay * S), "{error:?}");
+        assert_eq!(engine.run(&mut sm, 0), Some(delay * S), "{error:?}");
         assert_eq!(sm.1, 3, "one send per record");
         assert_eq!(engine.outstanding(), None);
         for entry in [9u8, 17, 25, 26] {
             assert_eq!(
-                engine.due(entry),
+                engine.due(ent(entry)),
                 Some(delay * S),
                 "{error:?} entry {entry}"
             );
-            assert_eq!(engine.backoff_secs(entry), Some(0));
+            assert_eq!(engine.backoff_secs(ent(entry)), 0);
         }
     }
 }
 
 #[test]
+fn run_with_a_backend_that_always_fails_ends_and_returns_the_next_wakeup() {
+    // Every record holds a due SET (entry 8r + 1) and a due DELETE (entry
+    // 8r + 2): 32 requests, each of which fails, in one run.
+    for (error, delay) in [(SubmitError::PortDown, 5), (SubmitError::Failed, 1)] {
+        let mut engine = Port::new(0, false).engine;
+        for record in RecordIdx::all() {
+            let first = record.first_entry().get();
+            engine.set_admin(ent(first + 1), 0x5e7, 0).unwrap();
+            engine.set_oper(ent(first + 2), 0xde1, 0).unwrap();
+            engine.set_admin(ent(first + 2), GUID_DELETE, 0).unwrap();
+        }
+        let mut sm = Unreachable(error, 0);
+        assert_eq!(engine.run(&mut sm, 0), Some(delay * S), "{error:?}");
+        assert_eq!(sm.1, 32, "{error:?}: each request sent once");
+        assert_eq!(engine.outstanding(), None);
+        assert!(
+            EntryIdx::all().all(|e| engine.due(e).map_or(true, |d| d == delay * S)),
+            "{error:?}: every entry retried after {delay} s"
+        );
+        // The same at the retry: the run ends again.
+        assert_eq!(engine.run(&mut sm, delay * S), Some(2 * delay * S));
+        assert_eq!(sm.1, 64);
+    }
+}
+
+#[test]
+fn a_failed_send_reschedules_its_entries_and_the_next_request_goes_out() {
+    for (error, delay) in [(SubmitError::Failed, 1), (SubmitError::PortDown, 5)] {
+        let mut engine = Port::new(2, false).engine;
+        engine.set_admin(ent(9), 0x99, 0).unwrap();
+        engine.set_admin(ent(10), 0x1010, 0).unwrap();
+        engine.set_admin(ent(17), 0x1717, S).unwrap();
+        let Action::Send(first) = engine.next_action(2 * S) else {
+            panic!("record 1 is due");
+        };
+        assert_eq!((first.record.get(), first.mask), (1, 0b110));
+        engine.send_failed(first.id, error, 2 * S).unwrap();
+        assert_eq!(engine.outstanding(), None, "{error:?}");
+        for entry in [9, 10] {
+            assert_eq!(engine.due(ent(entry)), Some((2 + delay) * S), "{error:?}");
+            assert_eq!(engine.backoff_secs(ent(entry)), 0, "{error:?}");
+        }
+        let Action::Send(second) = engine.next_action(2 * S) else {
+            panic!("{error:?}: record 2 goes out at once");
+        };
+        assert_eq!(second.record.get(), 2);
+        // A failure reported twice, or for a request not outstanding, is
+        // stale and changes nothing.
+        let before = format!("{engine:?}");
+        assert_eq!(
+            engine.send_failed(first.id, error, 2 * S),
+            Err(GuidError::StaleAnswer)
+        );
+        assert_eq!(format!("{engine:?}"), before);
+        // Record 1 goes out again after the delay, and is accepted.
+        let answer = Answer {
+            id: second.id,
+            record: second.record,
+            status: AnswerStatus::Ok,
+            guids: second.guids,
+        };
+        engine.answer(&answer, 2 * S).unwrap();
+        assert_eq!(
+            engine.next_action(2 * S),
+            Action::Sleep(Some((2 + delay) * S))
+        );
+        let Action::Send(again) = engine.next_action((2 + delay) * S) else {
+            panic!("{error:?}: record 1 is due again");
+        };
+        assert_eq!((again.record.get(), again.mask), (1, 0b110));
+    }
+}
+
+#[test]
+fn a_reset_cancels_the_outstanding_request_before_the_new_tables_requests() {
+    let mut port = Port::new(2, false);
+    port.engine.set_admin(ent(9), 0x99, 0).unwrap();
+    port.engine.run(&mut port.sm, 0);
+    let old = *port.sm.inflight().unwrap();
+    port.engine
+        .reset(Config {
+            num_vfs: 5,
+            sm_guid_assign: true,
+            hw_guid: HW,
+        })
+        .unwrap();
+    assert_eq!(port.engine.outstanding(), None);
+    assert_eq!(
+        port.engine.next_wakeup(),
+        Some(0),
+        "the cancel is due at once"
+    );
+    // An answer before the cancel is handed out is stale already.
+    let before = format!("{:?}", port.engine);
+    let early = port.sm.clone().reply().unwrap();
+    assert_eq!(port.engine.answer(&early, S), Err(GuidError::StaleAnswer));
+    assert_eq!(format!("{:?}", port.engine), before);
+    assert_eq!(port.engine.next_action(S), Action::Cancel(old));
+    // Then the new table's requests: VF 1's base entry 2 first.
+    let Action::Send(new) = port.engine.next_action(S) else {
+        panic!("the VFs' base entries are due");
+    };
+    assert_ne!(new.id, old.id);
+    assert_eq!(
+        (
+            new.record.get(),
+            new.method,
+            new.entries().collect::<Vec<_>>()
+        ),
+        (0, Method::Set, vec![ent(2)])
+    );
+    assert_eq!(port.engine.next_action(S), Action::Sleep(Some(11 * S)));
+    // The SM answers the old request anyway: stale, and nothing changes.
+    let before = format!("{:?}", port.engine);
+    let answer = port.sm.reply().unwrap();
+    assert_eq!((answer.id, answer.status), (old.id, AnswerStatus::Ok));
+    assert_eq!(port.engine.answer(&answer, S), Err(GuidError::StaleAnswer));
+    assert_eq!(format!("{:?}", port.engine), before);
+    assert_eq!(port.engine.oper(ent(9)), 0);
+}
+
+#[test]
+fn run_hands_the_cancel_of_a_reset_to_the_backend() {
+    let config = |sm_guid_assign| Config {
+        num_vfs: 5,
+        sm_guid_assign,
+        hw_guid: HW,
+    };
+    let mut port = Port::new(2, false);
+    port.engine.reset(config(true)).unwrap();
+    port.engine.run(&mut port.sm, 0);
+    assert_eq!(port.sm.cancels(), 0, "nothing was outstanding");
+    assert!(port.sm.inflight().is_some());
+    // A reset to a table with nothing to send: the SM only loses the request.
+    port.engine.reset(config(false)).unwrap();
+    assert_eq!(port.engine.run(&mut port.sm, S), None);
+    assert_eq!(port.sm.cancels(), 1);
+    assert_eq!(
+        port.sm.inflight(),
+        None,
+        "the SM dropped the cancelled request"
+    );
+    // A reset with requests to send: the cancel goes first.
+    port.engine.reset(config(true)).unwrap();
+    port.engine.run(&mut port.sm, S);
+    let old = *port.sm.inflight().unwrap();
+    port.engine.reset(config(true)).unwrap();
+    assert_eq!(port.engine.run(&mut port.sm, 2 * S), Some(12 * S));
+    assert_eq!(port.sm.cancels(), 2);
+    let new = *port.sm.inflight().unwrap();
+    assert_ne!(new.id, old.id);
+    assert_eq!(port.engine.outstanding(), Some(&new));
+    port.now = 2 * S;
+    port.run();
+    assert_eq!(port.engine.up_functions().len(), 6);
+    assert_eq!(port.sm.cancels(), 2);
+}
+
+#[test]
+fn the_watchdog_cancels_an_unanswered_request_and_retries_its_entries() {
+    let mut port = Port::new(1, false);
+    port.engine.set_admin(ent(6), 0x66, 0).unwrap();
+    port.engine.set_admin(ent(7), 0x77, 0).unwrap();
+    let Action::Send(r) = port.engine.next_action(0) else {
+        panic!("record 0 is due");
+    };
+    port.sm.submit(&r).unwrap();
+    assert_eq!(
+        port.engine.next_action(10 * S - 1),
+        Action::Sleep(Some(10 * S))
+    );
+    assert_eq!(port.engine.next_action(10 * S), Action::Cancel(r));
+    assert_eq!(port.engine.outstanding(), None);
+    for entry in [6, 7] {
+        assert_eq!(port.engine.due(ent(entry)), Some(11 * S), "timed out: +1 s");
+        assert_eq!(port.engine.backoff_secs(ent(entry)), 0);
+    }
+    assert_eq!(port.engine.next_action(10 * S), Action::Sleep(Some(11 * S)));
+    // The SM answers after the cancel: stale, and nothing changes.
+    let before = format!("{:?}", port.engine);
+    let late = port.sm.reply().unwrap();
+    assert_eq!(
+        port.engine.answer(&late, 10 * S),
+        Err(GuidError::StaleAnswer)
+    );
+    assert_eq!(format!("{:?}", port.engine), before);
+    // The SM did set entry 6, as the port now shows; but the request timed
+    // out, so entry 6 is confirmed with the SM along with entry 7.
+    port.engine.set_oper(ent(6), 0x66, 10 * S).unwrap();
+    assert!(port.engine.is_pending(ent(6)));
+    let Action::Send(again) = port.engine.next_action(11 * S) else {
+        panic!("record 0 is due again");
+    };
+    assert_eq!(again.mask, 0b1100_0000);
+    assert_eq!((again.guids[6], again.guids[7]), (0x66, 0x77));
+    // With a request for the same record outstanding, the old answer is
+    // still stale: answers are matched by identifier.
+    assert_eq!(
+        port.engine.answer(&late, 11 * S),
+        Err(GuidError::StaleAnswer)
+    );
+    assert_eq!(port.engine.outstanding(), Some(&again));
+}
+
+#[test]
+fn an_old_accept_meeting_a_rewrite_of_the_same_value_ends_the_retries() {
+    let mut port = Port::new(1, false);
+    port.engine.set_admin(ent(6), 0x66, 0).unwrap();
+    port.sm.decline(ent(6), 3);
+    port.run_until(3 * S); // declined at 0, 1 and 3 s: backoff 4, due at 7 s
+    assert_eq!(port.engine.backoff_secs(ent(6)), 4);
+    port.now = 7 * S;
+    port.engine.run(&mut port.sm, port.now);
+    assert_eq!(port.sm.inflight().unwrap().guids[6], 0x66);
+    // The administrator writes the value in flight again: the entry is no
+    // longer the one the request was sent for.
+    port.engine.set_admin(ent(6), 0x66, 8 * S).unwrap();
+    assert_eq!(
+        port.engine.backoff_secs(ent(6)),
+        0,
+        "the write starts the backoff over"
+    );
+    let answer = port.sm.reply().unwrap();
+    let outcome = port.engine.answer(&answer, 8 * S).unwrap();
+    assert_eq!(outcome.accepted, 1 << 6);
+    assert_eq!(port.engine.oper(ent(6)), 0x66);
+    assert!(
+        !port.engine.is_pending(ent(6)),
+        "the SM holds what was written"
+    );
+    assert_eq!(port.engine.backoff_secs(ent(6)), 0);
+    assert_eq!(port.engine.next_wakeup(), None);
+}
+
+#[test]
 fn a_failed_request_keeps_each_entrys_own_backoff() {
     let mut port = Port::new(2, false);
-    port.engine.set_admin(9, 0x99, 0).unwrap();
-    port.sm.decline(9, 2);
+    port.engine.set_admin(ent(9), 0x99, 0).unwrap();
+    port.sm.decline(ent(9), 2);
     port.run_until(S); // declined at 0 and 1 s: backoff 2, due at 3 s
     port.now = 3 * S;
-    port.engine.set_admin(10, 0x1010, port.now).unwrap();
+    port.engine.set_admin(ent(10), 0x1010, port.now).unwrap();
     port.sm.set_mode(SimMode::Error);
     port.pump();
     let (_, r) = *port.sent.last().unwrap();
     assert_eq!(r.mask, 0b110, "both entries in one request");
-    assert_eq!(port.engine.backoff_secs(9), Some(2));
-    assert_eq!(port.engine.backoff_secs(10), Some(0));
+    assert_eq!(port.engine.backoff_secs(ent(9)), 2);
+    assert_eq!(port.engine.backoff_secs(ent(10)), 0);
     assert_eq!(
-        (port.engine.due(9), port.engine.due(10)),
+        (port.engine.due(ent(9)), port.engine.due(ent(10))),
         (Some(4 * S), Some(4 * S))
     );
 }
@@ -545,66 +822,66 @@ fn a_failed_request_keeps_each_entrys_own_backoff() {
 #[test]
 fn retry_all_sends_pending_entries_now_keeping_their_backoff() {
     let mut port = Port::new(2, false);
-    port.engine.set_admin(9, 0x99, 0).unwrap();
-    port.sm.decline(9, 5);
+    port.engine.set_admin(ent(9), 0x99, 0).unwrap();
+    port.sm.decline(ent(9), 5);
     port.run_until(15 * S); // backoff 16, due at 31 s
     assert_eq!(
-        (port.engine.backoff_secs(9), port.engine.due(9)),
-        (Some(16), Some(31 * S))
+        (port.engine.backoff_secs(ent(9)), port.engine.due(ent(9))),
+        (16, Some(31 * S))
     );
     port.engine.retry_all(20 * S);
-    assert_eq!(port.engine.due(9), Some(20 * S));
-    assert_eq!(port.engine.backoff_secs(9), Some(16));
+    assert_eq!(port.engine.due(ent(9)), Some(20 * S));
+    assert_eq!(port.engine.backoff_secs(ent(9)), 16);
     assert_eq!(port.engine.next_wakeup(), Some(20 * S));
 }
 
 #[test]
 fn an_entry_whose_request_timed_out_is_confirmed_with_the_sm() {
     let mut port = Port::new(1, false);
-    port.engine.set_admin(6, 0xa, 0).unwrap();
+    port.engine.set_admin(ent(6), 0xa, 0).unwrap();
     port.run();
     // B is sent and times out: the SM may hold B. The admin goes back to A.
-    port.engine.set_admin(6, 0xb, port.now).unwrap();
+    port.engine.set_admin(ent(6), 0xb, port.now).unwrap();
     port.sm.set_mode(SimMode::Timeout);
     port.pump();
-    port.engine.set_admin(6, 0xa, port.now).unwrap();
-    assert!(port.engine.is_pending(6), "A must be asserted again");
+    port.engine.set_admin(ent(6), 0xa, port.now).unwrap();
+    assert!(port.engine.is_pending(ent(6)), "A must be asserted again");
     port.sm.set_mode(SimMode::Accept);
     port.run();
     let last = port.sent.last().unwrap().1;
     assert_eq!(last.guids[6], 0xa);
-    assert_eq!(port.sm.guid(6), Some(0xa));
-    assert!(!port.engine.is_pending(6));
+    assert_eq!(port.sm.guid(ent(6)), 0xa);
+    assert!(!port.engine.is_pending(ent(6)));
     // A port that is down never reached the SM: nothing to confirm.
-    port.engine.set_admin(6, 0xb, port.now).unwrap();
+    port.engine.set_admin(ent(6), 0xb, port.now).unwrap();
     port.sm.set_mode(SimMode::PortDown);
     port.pump();
-    port.engine.set_admin(6, 0xa, port.now).unwrap();
-    assert!(!port.engine.is_pending(6));
+    port.engine.set_admin(ent(6), 0xa, port.now).unwrap();
+    assert!(!port.engine.is_pending(ent(6)));
 }
 
 #[test]
 fn a_value_seen_on_the_port_reschedules_at_once() {
     let mut port = Port::new(1, false);
-    port.engine.set_admin(6, 0x66, 0).unwrap();
-    port.sm.decline(6, 4);
+    port.engine.set_admin(ent(6), 0x66, 0).unwrap();
+    port.sm.decline(ent(6), 4);
     port.run();
-    assert_eq!(port.engine.oper(6), Some(0x66));
+    assert_eq!(port.engine.oper(ent(6)), 0x66);
     port.now += 100 * S;
-    port.engine.set_oper(6, 0x1, port.now).unwrap(); // something else changed it
-    assert_eq!(port.engine.due(6), Some(port.now));
-    assert_eq!(port.engine.backoff_secs(6), Some(0));
+    port.engine.set_oper(ent(6), 0x1, port.now).unwrap(); // something else changed it
+    assert_eq!(port.engine.due(ent(6)), Some(port.now));
+    assert_eq!(port.engine.backoff_secs(ent(6)), 0);
     port.run();
-    assert_eq!(port.engine.oper(6), Some(0x66));
-    assert_eq!(port.engine.set_oper(0, 1, 0), Err(GuidError::ReadOnly));
-    assert_eq!(port.engine.oper(0), Some(HW));
+    assert_eq!(port.engine.oper(ent(6)), 0x66);
+    assert_eq!(port.engine.set_oper(ent(0), 1, 0), Err(GuidError::ReadOnly));
+    assert_eq!(port.engine.oper(ent(0)), HW);
 }
 
 #[test]
 fn the_decline_mode_keeps_scripted_declines() {
     let mut port = Port::new(1, false);
-    port.engine.set_admin(6, 0x66, 0).unwrap();
-    port.sm.decline(6, 2);
+    port.engine.set_admin(ent(6), 0x66, 0).unwrap();
+    port.sm.decline(ent(6), 2);
     port.sm.set_mode(SimMode::Decline);
     port.run_until(0);
     port.sm.set_mode(SimMode::Accept);
@@ -619,15 +896,15 @@ fn the_decline_mode_keeps_scripted_declines() {
 #[test]
 fn an_answer_for_another_record_is_stale() {
     let mut port = Port::new(1, false);
-    port.engine.set_admin(9, 0x99, 0).unwrap();
-    port.engine.poll(&mut port.sm, 0);
+    port.engine.set_admin(ent(9), 0x99, 0).unwrap();
+    port.engine.run(&mut port.sm, 0);
     let mut answer = port.sm.reply().unwrap();
-    answer.record = 2;
+    answer.record = RecordIdx::new(2).unwrap();
     assert_eq!(port.engine.answer(&answer, 0), Err(GuidError::StaleAnswer));
     assert!(port.engine.outstanding().is_some());
-    answer.record = 1;
+    answer.record = RecordIdx::new(1).unwrap();
     assert!(port.engine.answer(&answer, 0).is_ok());
-    assert_eq!(port.engine.oper(9), Some(0x99));
+    assert_eq!(port.engine.oper(ent(9)), 0x99);
 }
 
 #[test]
@@ -638,10 +915,10 @@ fn reset_starts_the_table_over_in_place() {
         hw_guid: HW,
     };
     let mut port = Port::new(2, false);
-    port.engine.set_admin(9, 0x99, 0).unwrap();
+    port.engine.set_admin(ent(9), 0x99, 0).unwrap();
     port.run();
-    port.engine.set_admin(10, 0x10, port.now).unwrap();
-    port.engine.poll(&mut port.sm, port.now);
+    port.engine.set_admin(ent(10), 0x10, port.now).unwrap();
+    port.engine.run(&mut port.sm, port.now);
     assert_eq!(
         port.engine.reset(Config {
             num_vfs: 127,
@@ -650,8 +927,8 @@ fn reset_starts_the_table_over_in_place() {
         Err(GuidError::TooManyVfs)
     );
     assert_eq!(
-        port.engine.oper(9),
-        Some(0x99),
+        port.engine.oper(ent(9)),
+        0x99,
         "a refused reset changes nothing"
     );
     port.engine.reset(config).unwrap();
@@ -659,10 +936,13 @@ fn reset_starts_the_table_over_in_place() {
     assert_eq!(port.engine.outstanding(), None);
     assert_eq!(port.engine.split(), fresh.split());
     for entry in 0..128u8 {
-        assert_eq!(port.engine.admin(entry), fresh.admin(entry));
-        assert_eq!(port.engine.oper(entry), fresh.oper(entry));
-        assert_eq!(port.engine.due(entry), fresh.due(entry));
-        assert_eq!(port.engine.backoff_secs(entry), fresh.backoff_secs(entry));
+        assert_eq!(port.engine.admin(ent(entry)), fresh.admin(ent(entry)));
+        assert_eq!(port.engine.oper(ent(entry)), fresh.oper(ent(entry)));
+        assert_eq!(port.engine.due(ent(entry)), fresh.due(ent(entry)));
+        assert_eq!(
+            port.engine.backoff_secs(ent(entry)),
+            fresh.backoff_secs(ent(entry))
+        );
     }
     assert!((0..=5).all(|f| port.engine.event_count(f) == 0));
     assert!(port.engine.take_events().is_empty());

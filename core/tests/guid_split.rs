@@ -3,7 +3,11 @@
 //! The split of a port's 128 GUID entries, checked against an independent
 //! construction for every VF count.
 
-use mlx_ext_core::guid::{guid_split, GuidError, MAX_VFS, PORT_GUIDS};
+use mlx_ext_core::guid::{guid_split, EntryIdx, GuidError, MAX_VFS, PORT_GUIDS};
+
+fn ent(n: u8) -> EntryIdx {
+    EntryIdx::new(n).unwrap()
+}
 
 /// Deals the 126 shared entries out one at a time, round robin from VF 1,
 /// then lays the functions out contiguously: PF first, then VF 1, VF 2, ...
@@ -43,13 +47,18 @@ fn every_vf_count_matches_the_dealt_split() {
         assert_eq!(split.count(num_vfs + 1), 0);
         for (index, owner) in owners.iter().enumerate() {
             let index = index as u8;
-            assert_eq!(split.owner(index), *owner, "{num_vfs} VFs, entry {index}");
+            assert_eq!(
+                split.owner(ent(index)),
+                *owner,
+                "{num_vfs} VFs, entry {index}"
+            );
             if let Some((f, n)) = *owner {
                 assert_eq!(
                     split.physical_index(f, n),
                     Some(index),
                     "{num_vfs} VFs, {f}/{n}"
                 );
+                assert_eq!(split.entry(f, n), Some(ent(index)));
             }
         }
         for f in 0..=num_vfs + 1 {
@@ -59,8 +68,9 @@ fn every_vf_count_matches_the_dealt_split() {
                 None,
                 "one past the last entry of {f}"
             );
+            assert_eq!(split.entry(f, c), None);
+            assert_eq!(split.base(f), split.entry(f, 0));
         }
-        assert_eq!(split.owner(128), None);
     }
 }
 
@@ -69,9 +79,9 @@ fn the_seeds_five_vf_example() {
     let split = guid_split(5).unwrap();
     let counts: Vec<u8> = (0..=5).map(|f| split.count(f)).collect();
     assert_eq!(counts, [2, 26, 25, 25, 25, 25]);
-    assert_eq!(split.base(1), Some(2));
-    assert_eq!(split.base(2), Some(28));
-    assert_eq!(split.base(5), Some(103));
+    assert_eq!(split.base(1), Some(ent(2)));
+    assert_eq!(split.base(2), Some(ent(28)));
+    assert_eq!(split.base(5), Some(ent(103)));
     assert_eq!(split.physical_index(5, 24), Some(127));
     assert_eq!(split.physical_index(0, 1), Some(1));
     assert_eq!(split.physical_index(0, 2), None);
@@ -82,7 +92,7 @@ fn one_and_126_vfs() {
     let one = guid_split(1).unwrap();
     assert_eq!((one.count(0), one.count(1)), (2, 126));
     let full = guid_split(126).unwrap();
-    assert!((1..=126).all(|vf| full.count(vf) == 1 && full.base(vf) == Some(vf as u8 + 1)));
+    assert!((1..=126).all(|vf| full.count(vf) == 1 && full.base(vf) == Some(ent(vf as u8 + 1))));
 }
 
 #[test]
@@ -100,7 +110,7 @@ fn no_vfs_leaves_the_shared_entries_unowned() {
     let split = guid_split(0).unwrap();
     assert_eq!(split.count(0), 2);
     assert_eq!(split.count(1), 0);
-    assert_eq!(split.owner(1), Some((0, 1)));
-    assert_eq!(split.owner(2), None);
+    assert_eq!(split.owner(ent(1)), Some((0, 1)));
+    assert_eq!(split.owner(ent(2)), None);
     assert_eq!(split.base(1), None);
 }

@@ -3,8 +3,12 @@
 //! What `admin_guids/<n>` accepts and what the sysfs files show.
 
 use mlx_ext_core::guid::{
-    parse_admin_guid, AdminGuid, Config, Engine, Gid, GuidError, DEFAULT_SUBNET_PREFIX,
+    parse_admin_guid, AdminGuid, Config, Engine, EntryIdx, Gid, GuidError, DEFAULT_SUBNET_PREFIX,
 };
+
+fn ent(n: u8) -> EntryIdx {
+    EntryIdx::new(n).unwrap()
+}
 
 #[test]
 fn well_formed_inputs() {
@@ -81,11 +85,11 @@ fn malformed_writes_change_nothing() {
         hw_guid: 0x1234,
     })
     .unwrap();
-    engine.set_admin(5, 0xabcd, 7).unwrap();
+    engine.set_admin(ent(5), 0xabcd, 7).unwrap();
     let before = format!("{engine:?}");
     for &input in MALFORMED {
         for entry in [0u8, 1, 5, 127] {
-            let err = engine.write_admin(entry, input, 99).unwrap_err();
+            let err = engine.write_admin(ent(entry), input, 99).unwrap_err();
             let want = if entry == 0 {
                 GuidError::ReadOnly
             } else {
@@ -94,11 +98,11 @@ fn malformed_writes_change_nothing() {
             assert_eq!(err, want);
         }
     }
-    assert_eq!(
-        engine.write_admin(128, b"12", 99),
-        Err(GuidError::NoSuchEntry)
-    );
-    assert_eq!(engine.set_admin(200, 12, 99), Err(GuidError::NoSuchEntry));
+    // Past the port there is no entry to write: the index is refused where
+    // it comes in, before the engine.
+    for index in [128u8, 200, 255] {
+        assert_eq!(EntryIdx::try_from(index), Err(GuidError::NoSuchEntry));
+    }
     assert_eq!(
         format!("{engine:?}"),
         before,
@@ -115,12 +119,15 @@ fn the_pf_hardware_guid_is_read_only() {
     })
     .unwrap();
     for input in [&b"0"[..], b"ffffffffffffffff", b"1234\n"] {
-        assert_eq!(engine.write_admin(0, input, 0), Err(GuidError::ReadOnly));
+        assert_eq!(
+            engine.write_admin(ent(0), input, 0),
+            Err(GuidError::ReadOnly)
+        );
     }
-    assert_eq!(engine.set_admin(0, 1, 0), Err(GuidError::ReadOnly));
+    assert_eq!(engine.set_admin(ent(0), 1, 0), Err(GuidError::ReadOnly));
     assert_eq!(GuidError::ReadOnly.errno(), -1);
-    assert_eq!(engine.admin(0), Some(0x77));
-    assert_eq!(engine.oper(0), Some(0x77));
+    assert_eq!(engine.admin(ent(0)), 0x77);
+    assert_eq!(engine.oper(ent(0)), 0x77);
 }
 
 #[test]

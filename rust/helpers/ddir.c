@@ -2,10 +2,17 @@
 /*
  * debugfs directories whose files are served by Rust callbacks, for test
  * interfaces (no stable ABI, like netdevsim's).
+ *
+ * The file operations have .owner = THIS_MODULE: an open file pins the
+ * module, so the module's open/write/show code cannot go away under it.
+ * debugfs_remove() waits for operations in progress, and debugfs's file
+ * proxy refuses new ones after it (-EIO), so the files' private data can be
+ * freed as soon as it returns.
  */
 
 #include <linux/debugfs.h>
 #include <linux/err.h>
+#include <linux/overflow.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -14,14 +21,14 @@
 struct mlx_ext_dfile {
 	struct mlx_ext_ddir *dir;
 	unsigned int id;
-	struct list_head node;
 };
 
 struct mlx_ext_ddir {
 	struct dentry *dentry;
 	const struct mlx_ext_file_ops *ops;
 	void *priv;
-	struct list_head files;
+	unsigned int nfiles;
+	struct mlx_ext_dfile files[] __counted_by(nfiles);
 };
 
 static int dfile_show(struct seq_file *m, void *unused)
@@ -35,7 +42,7 @@ static int dfile_show(struct seq_file *m, void *unused)
 		return -ENOMEM;
 	len = f->dir->ops->show(f->dir->priv, f->id, page);
 	if (len > 0)
-		seq_write(m, page, len);
+		seq_write(m, page, min_t(ssize_t, len, PAGE_SIZE - 1));
 	kfree(page);
 	return len < 0 ? len : 0;
 }
@@ -53,8 +60,6 @@ static ssize_t dfile_write(struct file *file, const char __user *ubuf,
 	ssize_t ret;
 	char *buf;
 
-	if (!f->dir->ops->store)
-		return -EPERM;
 	if (len >= PAGE_SIZE)
 		return -EINVAL;
 	buf = memdup_user_nul(ubuf, len);
@@ -76,53 +81,47 @@ static const struct file_operations dfile_fops = {
 
 struct mlx_ext_ddir *mlx_ext_ddir_create(const char *name,
 					 const struct mlx_ext_file_ops *ops,
-					 void *priv)
+					 void *priv,
+					 const struct mlx_ext_file *files,
+					 unsigned int nfiles)
 {
 	struct mlx_ext_ddir *dir;
+	struct dentry *d;
+	unsigned int i;
+	long err;
 
-	dir = kzalloc(sizeof(*dir), GFP_KERNEL);
+	dir = kzalloc(struct_size(dir, files, nfiles), GFP_KERNEL);
 	if (!dir)
 		return ERR_PTR(-ENOMEM);
 	dir->ops = ops;
 	dir->priv = priv;
-	INIT_LIST_HEAD(&dir->files);
+	dir->nfiles = nfiles;
 	dir->dentry = debugfs_create_dir(name, NULL);
 	if (IS_ERR(dir->dentry)) {
-		long err = PTR_ERR(dir->dentry);
-
-		kfree(dir);
-		return ERR_PTR(err);
+		err = PTR_ERR(dir->dentry);
+		goto free;
+	}
+	for (i = 0; i < nfiles; i++) {
+		dir->files[i].dir = dir;
+		dir->files[i].id = files[i].id;
+		d = debugfs_create_file(files[i].name, files[i].mode,
+					dir->dentry, &dir->files[i],
+					&dfile_fops);
+		if (IS_ERR(d)) {
+			err = PTR_ERR(d);
+			debugfs_remove(dir->dentry);
+			goto free;
+		}
 	}
 	return dir;
-}
-
-int mlx_ext_ddir_add_file(struct mlx_ext_ddir *dir, const char *name,
-			  umode_t mode, unsigned int id)
-{
-	struct mlx_ext_dfile *f;
-	struct dentry *d;
-
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
-	if (!f)
-		return -ENOMEM;
-	f->dir = dir;
-	f->id = id;
-	d = debugfs_create_file(name, mode, dir->dentry, f, &dfile_fops);
-	if (IS_ERR(d)) {
-		kfree(f);
-		return PTR_ERR(d);
-	}
-	list_add_tail(&f->node, &dir->files);
-	return 0;
+free:
+	kfree(dir);
+	return ERR_PTR(err);
 }
 
 void mlx_ext_ddir_destroy(struct mlx_ext_ddir *dir)
 {
-	struct mlx_ext_dfile *f, *tmp;
-
 	/* Waits for file operations in progress (debugfs file proxy). */
 	debugfs_remove(dir->dentry);
-	list_for_each_entry_safe(f, tmp, &dir->files, node)
-		kfree(f);
 	kfree(dir);
 }

@@ -1,13 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Wrappers of static inline functions of the RDMA core, for Rust. */
+/* Wrappers of static inline functions and macros of the RDMA core, for Rust. */
 
 #include <linux/device.h>
 #include <mlx_ext/helpers.h>
-
-const char *mlx_ext_ib_device_name(struct ib_device *dev)
-{
-	return dev_name(&dev->dev);
-}
 
 struct kobject *mlx_ext_ib_device_kobj(struct ib_device *dev)
 {

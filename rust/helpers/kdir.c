@@ -2,135 +2,126 @@
 /*
  * sysfs directories whose files are served by Rust callbacks.
  *
- * Each directory is a kobject; each file an attribute carrying the id that
- * the Rust side uses to tell its files apart. The kobject's release frees
- * everything, so a directory is gone when its last reference is.
+ * A directory is a kobject made by kobject_create_and_add(), so its release
+ * is built-in kernel code: nothing of the module runs when its last
+ * reference goes, however late. Its files are kobj_attributes owned by the
+ * module, carrying the id the Rust side tells its files apart by; they are
+ * freed by mlx_ext_kdir_destroy() once kobject_del() has removed them, which
+ * waits for callbacks in progress (kernfs drains active references).
  */
 
 #include <linux/err.h>
+#include <linux/overflow.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/sysfs.h>
 #include <mlx_ext/helpers.h>
 
 struct mlx_ext_kattr {
-	struct attribute attr;
+	struct kobj_attribute kattr;
+	struct mlx_ext_kdir *dir;
 	unsigned int id;
-	struct list_head node;
 };
 
 struct mlx_ext_kdir {
-	struct kobject kobj;
+	struct kobject *kobj;
 	const struct mlx_ext_file_ops *ops;
 	void *priv;
-	struct list_head attrs;
+	unsigned int nattrs;
+	struct mlx_ext_kattr attrs[] __counted_by(nattrs);
 };
 
-static struct mlx_ext_kdir *to_kdir(struct kobject *kobj)
+static struct mlx_ext_kattr *to_kattr(struct kobj_attribute *attr)
 {
-	return container_of(kobj, struct mlx_ext_kdir, kobj);
+	return container_of(attr, struct mlx_ext_kattr, kattr);
 }
 
-static ssize_t kdir_show(struct kobject *kobj, struct attribute *attr,
-			 char *buf)
+static ssize_t kattr_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
 {
-	struct mlx_ext_kdir *dir = to_kdir(kobj);
-	struct mlx_ext_kattr *a = container_of(attr, struct mlx_ext_kattr, attr);
+	struct mlx_ext_kattr *a = to_kattr(attr);
 
-	return dir->ops->show(dir->priv, a->id, buf);
+	return a->dir->ops->show(a->dir->priv, a->id, buf);
 }
 
-static ssize_t kdir_store(struct kobject *kobj, struct attribute *attr,
-			  const char *buf, size_t len)
+static ssize_t kattr_store(struct kobject *kobj, struct kobj_attribute *attr,
+			   const char *buf, size_t len)
 {
-	struct mlx_ext_kdir *dir = to_kdir(kobj);
-	struct mlx_ext_kattr *a = container_of(attr, struct mlx_ext_kattr, attr);
+	struct mlx_ext_kattr *a = to_kattr(attr);
 
-	if (!dir->ops->store)
-		return -EPERM;
-	return dir->ops->store(dir->priv, a->id, buf, len);
+	return a->dir->ops->store(a->dir->priv, a->id, buf, len);
 }
 
-static const struct sysfs_ops kdir_sysfs_ops = {
-	.show = kdir_show,
-	.store = kdir_store,
-};
-
-static void kdir_release(struct kobject *kobj)
+static void kdir_free(struct mlx_ext_kdir *dir)
 {
-	struct mlx_ext_kdir *dir = to_kdir(kobj);
-	struct mlx_ext_kattr *a, *tmp;
+	unsigned int i;
 
-	list_for_each_entry_safe(a, tmp, &dir->attrs, node) {
-		kfree_const(a->attr.name);
-		kfree(a);
-	}
+	for (i = 0; i < dir->nattrs; i++)
+		kfree_const(dir->attrs[i].kattr.attr.name);
 	kfree(dir);
 }
-
-static const struct kobj_type kdir_ktype = {
-	.release = kdir_release,
-	.sysfs_ops = &kdir_sysfs_ops,
-};
 
 struct mlx_ext_kdir *mlx_ext_kdir_create(struct kobject *parent,
 					 const char *name,
 					 const struct mlx_ext_file_ops *ops,
-					 void *priv)
+					 void *priv,
+					 const struct mlx_ext_file *files,
+					 unsigned int nfiles)
 {
 	struct mlx_ext_kdir *dir;
+	unsigned int i;
 	int ret;
 
-	dir = kzalloc(sizeof(*dir), GFP_KERNEL);
+	dir = kzalloc(struct_size(dir, attrs, nfiles), GFP_KERNEL);
 	if (!dir)
 		return ERR_PTR(-ENOMEM);
 	dir->ops = ops;
 	dir->priv = priv;
-	INIT_LIST_HEAD(&dir->attrs);
-	ret = kobject_init_and_add(&dir->kobj, &kdir_ktype, parent, "%s", name);
-	if (ret) {
-		/* The release callback frees dir. */
-		kobject_put(&dir->kobj);
-		return ERR_PTR(ret);
+	dir->nattrs = nfiles;
+	for (i = 0; i < nfiles; i++) {
+		struct mlx_ext_kattr *a = &dir->attrs[i];
+
+		a->kattr.attr.name = kstrdup_const(files[i].name, GFP_KERNEL);
+		if (!a->kattr.attr.name) {
+			kdir_free(dir);
+			return ERR_PTR(-ENOMEM);
+		}
+		/* A dynamically allocated attribute needs its lockdep key. */
+		sysfs_attr_init(&a->kattr.attr);
+		a->kattr.attr.mode = files[i].mode;
+		a->kattr.show = kattr_show;
+		a->kattr.store = kattr_store;
+		a->dir = dir;
+		a->id = files[i].id;
+	}
+	dir->kobj = kobject_create_and_add(name, parent);
+	if (!dir->kobj) {
+		kdir_free(dir);
+		return ERR_PTR(-ENOMEM);
+	}
+	for (i = 0; i < nfiles; i++) {
+		ret = sysfs_create_file(dir->kobj, &dir->attrs[i].kattr.attr);
+		if (ret) {
+			/* Removes the files made so far with the directory. */
+			kobject_del(dir->kobj);
+			kobject_put(dir->kobj);
+			kdir_free(dir);
+			return ERR_PTR(ret);
+		}
 	}
 	return dir;
 }
 
-int mlx_ext_kdir_add_file(struct mlx_ext_kdir *dir, const char *name,
-			  umode_t mode, unsigned int id)
-{
-	struct mlx_ext_kattr *a;
-	int ret;
-
-	a = kzalloc(sizeof(*a), GFP_KERNEL);
-	if (!a)
-		return -ENOMEM;
-	a->attr.name = kstrdup_const(name, GFP_KERNEL);
-	if (!a->attr.name) {
-		kfree(a);
-		return -ENOMEM;
-	}
-	/* A dynamically allocated attribute needs its lockdep key set up. */
-	sysfs_attr_init(&a->attr);
-	a->attr.mode = mode;
-	a->id = id;
-	ret = sysfs_create_file(&dir->kobj, &a->attr);
-	if (ret) {
-		kfree_const(a->attr.name);
-		kfree(a);
-		return ret;
-	}
-	list_add_tail(&a->node, &dir->attrs);
-	return 0;
-}
-
 struct kobject *mlx_ext_kdir_kobj(struct mlx_ext_kdir *dir)
 {
-	return &dir->kobj;
+	return dir->kobj;
 }
 
 void mlx_ext_kdir_destroy(struct mlx_ext_kdir *dir)
 {
 	/* Removing the files waits for callbacks in progress (kernfs drain). */
-	kobject_del(&dir->kobj);
-	kobject_put(&dir->kobj);
+	kobject_del(dir->kobj);
+	/* The release, whenever it runs, is dynamic_kobj_release (lib/kobject.c). */
+	kobject_put(dir->kobj);
+	kdir_free(dir);
 }

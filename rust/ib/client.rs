@@ -4,7 +4,7 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 
-use super::{bindings, Device};
+use super::{bindings, Device, DeviceName};
 use core::{
     marker::PhantomData,
     mem::MaybeUninit,
@@ -20,21 +20,30 @@ use kernel::{
 /// What an ib_core client does for each device.
 ///
 /// Implement it, and give the type its `struct ib_client` with
-/// [`crate::declare_ib_client`].
+/// [`crate::declare_ib_client`]. ib_core never runs two of these callbacks
+/// for the same device at once.
 pub trait Client: HasClientVTable + 'static {
     /// What the client keeps for a device from [`Client::add`] until the
     /// device or the client goes away, when it is dropped.
     type DeviceData: Send + Sync;
 
-    /// Called once for each device, those present at registration included.
+    /// Called once for each device that offers kernel verbs (ib_core skips
+    /// the others for clients like this one), those present at
+    /// registration included.
     ///
+    /// `name` is the device's name, kept up to date across renames: clone
+    /// it into the data to name the device later (the name inside the
+    /// device may only be read under a lock that is private to ib_core).
     /// An error leaves the device without this client: no data is kept and
-    /// no `remove` follows.
-    fn add(dev: &Device) -> Result<Self::DeviceData>;
+    /// no `rename` or `remove` follows.
+    fn add(dev: &Device, name: &DeviceName) -> Result<Self::DeviceData>;
+
+    /// Called after the device was renamed; `name` already holds the new name.
+    fn rename(_dev: &Device, _data: &Self::DeviceData, _name: &DeviceName) {}
 
     /// Called when the device is unregistered or the client unregisters,
     /// before `data` is dropped.
-    fn remove(_dev: &Device, _data: &Self::DeviceData) {}
+    fn remove(_dev: &Device, _data: &Self::DeviceData, _name: &DeviceName) {}
 }
 
 /// Ties a [`Client`] type to its one [`ClientVTable`].
@@ -72,6 +81,7 @@ impl ClientVTable {
                 name: name.as_char_ptr(),
                 add: Some(add_callback::<T>),
                 remove: Some(remove_callback::<T>),
+                rename: Some(rename_callback::<T>),
                 // SAFETY: an all-zero `ib_client` is a valid value: null
                 // pointers, no callbacks, and state ib_register_client sets up.
                 ..unsafe { MaybeUninit::<bindings::ib_client>::zeroed().assume_init() }
@@ -141,6 +151,12 @@ impl<T: Client> Drop for Registration<T> {
     }
 }
 
+/// What the `ib` layer keeps in a device's client data slot.
+struct Slot<T: Client> {
+    name: DeviceName,
+    data: T::DeviceData,
+}
+
 /// ib_client `add`: makes `T`'s data for a new device.
 ///
 /// # Safety
@@ -149,22 +165,55 @@ impl<T: Client> Drop for Registration<T> {
 /// of `T`.
 unsafe extern "C" fn add_callback<T: Client>(raw: *mut bindings::ib_device) -> kernel::ffi::c_int {
     from_result(|| {
-        // SAFETY: ib_core passes a registered device that stays registered at
-        // least until our `remove` callback returns.
+        // SAFETY: ib_core passes a device whose `attrs` are filled and on
+        // which `add_client_context` holds a reference until our `remove`
+        // returns (or until this call returns, if it fails).
         let dev = unsafe { Device::from_raw(raw) };
-        let data = KBox::new(T::add(dev)?, GFP_KERNEL)?;
+        // SAFETY: ib_core calls `add` with `devices_rwsem` held, read from
+        // `enable_device_and_get` and written from `ib_register_client`.
+        let name = unsafe { DeviceName::new(dev) }?;
+        let data = T::add(dev, &name)?;
+        let slot = KBox::new(Slot::<T> { name, data }, GFP_KERNEL)?;
         // SAFETY: `dev` is valid and `T`'s vtable is registered (ib_core only
         // calls `add` for registered clients). The pointer is taken back by
-        // `remove_callback`, the only other user of this slot.
+        // `remove_callback`, the only other user of this slot besides
+        // `rename_callback`, which ib_core never runs concurrently with it.
         unsafe {
             bindings::ib_set_client_data(
                 dev.as_raw(),
                 T::vtable().as_raw(),
-                KBox::into_raw(data).cast(),
+                KBox::into_raw(slot).cast(),
             )
         };
         Ok(0)
     })
+}
+
+/// ib_client `rename`: refreshes the name copy, then tells `T`.
+///
+/// # Safety
+///
+/// Called by ib_core only, with the client data `add_callback` stored.
+unsafe extern "C" fn rename_callback<T: Client>(
+    raw: *mut bindings::ib_device,
+    client_data: *mut kernel::ffi::c_void,
+) {
+    if client_data.is_null() {
+        return;
+    }
+    // SAFETY: ib_core only calls `rename` for clients whose `add` succeeded
+    // and whose `remove` has not started (it holds the device's
+    // `client_data_rwsem` for reading, which `remove_client_context` takes
+    // for writing before it calls `remove`).
+    let dev = unsafe { Device::from_raw(raw) };
+    // SAFETY: a non-null `client_data` is the `Slot<T>` `add_callback`
+    // stored; it is freed only by `remove_callback`, which cannot run now
+    // (see above).
+    let slot = unsafe { &*client_data.cast::<Slot<T>>() };
+    // SAFETY: `ib_device_rename` calls `rename` with `devices_rwsem` held for
+    // reading, after it changed the name.
+    unsafe { slot.name.refresh(dev) };
+    T::rename(dev, &slot.data, &slot.name);
 }
 
 /// ib_client `remove`: drops `T`'s data of a device going away.
@@ -180,12 +229,14 @@ unsafe extern "C" fn remove_callback<T: Client>(
     if client_data.is_null() {
         return;
     }
-    // SAFETY: ib_core passes the device `add_callback` succeeded on; it is
-    // still registered while `remove` runs.
+    // SAFETY: ib_core passes the device `add_callback` succeeded on; the
+    // reference `add_client_context` took keeps it valid while `remove`
+    // runs, even though it may already be unregistered.
     let dev = unsafe { Device::from_raw(raw) };
     // SAFETY: a non-null `client_data` is the pointer `add_callback` stored
-    // with `KBox::into_raw`; ib_core passes it to `remove` exactly once.
-    let data = unsafe { KBox::from_raw(client_data.cast::<T::DeviceData>()) };
-    T::remove(dev, &data);
-    drop(data);
+    // with `KBox::into_raw`; ib_core passes it to `remove` exactly once, after
+    // the last `rename` returned; none starts after it.
+    let slot = unsafe { KBox::from_raw(client_data.cast::<Slot<T>>()) };
+    T::remove(dev, &slot.data, &slot.name);
+    drop(slot);
 }

@@ -5,21 +5,22 @@
 //! C header: [`include/mlx_ext/helpers.h`](../../include/mlx_ext/helpers.h).
 //!
 //! Like netdevsim's, these files are for tests and have no stable ABI. Reads
-//! go through seq_file, so [`DirOps::show`] runs once per open-and-read.
+//! go through seq_file, so [`DirOps::show`] runs once per open-and-read. An
+//! open file pins the module (`fops.owner`): `rmmod` is refused (`EBUSY`)
+//! until it is closed.
 
 use super::{
     bindings,
-    file::{DirAdapter, DirOps},
+    file::{raw_files, DirAdapter, DirOps, File},
 };
 use core::ptr::NonNull;
-use kernel::{
-    error::{from_err_ptr, to_result},
-    prelude::*,
-    str::CStr,
-};
+use kernel::{error::from_err_ptr, prelude::*, str::CStr};
 
 /// A directory at the debugfs root whose files [`DirOps`] `T` serves.
 /// Removed on drop.
+///
+/// Its files are all made with it, so a directory never changes after
+/// [`Dir::new`]: sharing one between threads only shares `T`.
 ///
 /// # Invariants
 ///
@@ -30,39 +31,39 @@ pub struct Dir<T: DirOps> {
     data: KBox<T>,
 }
 
-// SAFETY: the C directory may be used from any thread; `T` is `Send + Sync`.
+// SAFETY: a `Dir` owns its C directory, which may be destroyed from any
+// thread, and a `KBox<T>` with `T: Send`.
 unsafe impl<T: DirOps> Send for Dir<T> {}
-// SAFETY: as above; shared access only reads `raw` and `data`.
+// SAFETY: through `&Dir` one can only get `&T`, which is `Sync`. Nothing
+// mutates the C directory until `drop`, which takes `&mut`.
 unsafe impl<T: DirOps> Sync for Dir<T> {}
 
 impl<T: DirOps> Dir<T> {
-    /// Creates directory `name` at the debugfs root, with no files yet.
-    pub fn new(name: &CStr, data: T) -> Result<Self> {
+    /// Creates directory `name` at the debugfs root with `files`, served by
+    /// `data`.
+    pub fn new(name: &CStr, data: T, files: &[File<'_>]) -> Result<Self> {
         let data = KBox::new(data, GFP_KERNEL)?;
+        let raw_files = raw_files(files)?;
         let priv_: *const T = &*data;
-        // SAFETY: `name` is NUL-terminated and copied; the ops are static and
-        // `priv_` stays valid until `drop` destroys the directory before
-        // freeing `data`.
+        let count = u32::try_from(raw_files.len()).map_err(|_| EINVAL)?;
+        // SAFETY: `name` and the file names are NUL-terminated and copied;
+        // the ops are static and `priv_` stays valid until `drop` destroys
+        // the directory before freeing `data`.
         let raw = from_err_ptr(unsafe {
             bindings::mlx_ext_ddir_create(
                 name.as_char_ptr(),
                 &DirAdapter::<T>::OPS,
                 priv_.cast_mut().cast(),
+                raw_files.as_ptr(),
+                count,
             )
         })?;
         // INVARIANT: made just above with `data` and the adapter's ops.
         Ok(Self {
-            // `from_err_ptr` only passes non-null, non-error pointers.
+            // `mlx_ext_ddir_create` returns a directory or an error pointer,
+            // never null; `from_err_ptr` turned the errors into `Err`.
             raw: NonNull::new(raw).ok_or(ENOMEM)?,
             data,
-        })
-    }
-
-    /// Adds file `name` with permissions `mode`, served as file `id`.
-    pub fn add_file(&self, name: &CStr, mode: u16, id: u32) -> Result {
-        // SAFETY: `self.raw` is live (type invariant); the name is copied.
-        to_result(unsafe {
-            bindings::mlx_ext_ddir_add_file(self.raw.as_ptr(), name.as_char_ptr(), mode, id)
         })
     }
 

@@ -6,15 +6,27 @@
 
 use super::bindings;
 use crate::caps::AtomicCap;
-use kernel::{str::CStr, types::Opaque};
+use core::fmt::{self, Write as _};
+use kernel::{
+    init::InPlaceInit,
+    new_spinlock,
+    prelude::*,
+    sync::{Arc, SpinLock},
+    types::Opaque,
+};
 
 /// An RDMA device registered with ib_core (`struct ib_device`).
 ///
 /// # Invariants
 ///
-/// The wrapped `ib_device` is registered with ib_core for the lifetime of the
-/// reference: references are only handed out to ib_client callbacks, between
-/// `add` and the return of `remove`.
+/// The wrapped `ib_device` is valid for the lifetime of the reference, and
+/// its `attrs` are filled and no longer change: references are only handed
+/// out to ib_client callbacks. ib_core holds a reference on the device from
+/// before `add` until after `remove` returns (`add_client_context`,
+/// `remove_client_context`), or for the `add` call alone when `add` fails;
+/// it calls clients only after `setup_device` filled `attrs`, during
+/// `ib_register_device`. During `remove` the device may already be
+/// unregistered, but it is still valid.
 #[repr(transparent)]
 pub struct Device(Opaque<bindings::ib_device>);
 
@@ -23,7 +35,9 @@ impl Device {
     ///
     /// # Safety
     ///
-    /// `ptr` points to a registered `ib_device` that stays registered for `'a`.
+    /// `ptr` points to an `ib_device` that ib_core passed to a client
+    /// callback, whose `attrs` `setup_device` filled, and that stays valid
+    /// for `'a`.
     pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
         // SAFETY: `Device` is `repr(transparent)` over the C struct, and the
         // caller guarantees the pointer is valid for `'a`.
@@ -36,17 +50,11 @@ impl Device {
     }
 
     fn attrs(&self) -> &bindings::ib_device_attr {
-        // SAFETY: by the type invariant the device is registered, and drivers
-        // fill `attrs` before `ib_register_device` and never change it after.
+        // SAFETY: the device is valid and `attrs` no longer changes (type
+        // invariant): the driver fills it in its `query_device` op, which
+        // ib_core's `setup_device` calls during `ib_register_device` before
+        // any client sees the device, and nothing writes it afterwards.
         unsafe { &(*self.as_raw()).attrs }
-    }
-
-    /// The device's name, as in `/sys/class/infiniband/<name>`.
-    pub fn name(&self) -> &CStr {
-        // SAFETY: the device is valid (type invariant); `dev_name` returns the
-        // NUL-terminated name of its `struct device`, which lives as long as
-        // the device (a rename only happens with clients notified).
-        unsafe { CStr::from_char_ptr(bindings::mlx_ext_ib_device_name(self.as_raw())) }
     }
 
     /// `atomic_cap` as ib_core reports it; `None` for a value it does not define.
@@ -71,7 +79,134 @@ impl Device {
 
     /// The device's kobject, parent of its sysfs directory.
     pub(super) fn kobj(&self) -> *mut bindings::kobject {
-        // SAFETY: the device is valid (type invariant).
+        // SAFETY: the device is valid (type invariant); the helper only
+        // computes the address of a field.
         unsafe { bindings::mlx_ext_ib_device_kobj(self.as_raw()) }
     }
+
+    /// Copies the device's current name.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds ib_core's `devices_rwsem` (in either mode), which
+    /// `ib_device_rename` takes for writing around its changes of the name:
+    /// ib_core holds it while it calls a client's `add` and `rename`.
+    pub(super) unsafe fn name_locked(&self) -> Name {
+        // SAFETY: the device is valid (type invariant), and by the caller's
+        // lock no rename writes `name` while it is read. `name` is an array
+        // in the `ib_device`, always NUL-terminated by `strscpy`.
+        let raw = unsafe { &(*self.as_raw()).name };
+        let mut name = Name::EMPTY;
+        for (dst, &src) in name.bytes.iter_mut().zip(raw.iter()) {
+            // `kernel::ffi::c_char` is `u8` (the kernel builds with
+            // `-funsigned-char`).
+            let b = src;
+            if b == 0 {
+                break;
+            }
+            *dst = b;
+            name.len += 1;
+        }
+        name
+    }
 }
+
+/// The most bytes of an ib_core device name (`IB_DEVICE_NAME_MAX`), its NUL
+/// included.
+const NAME_MAX: usize = bindings::IB_DEVICE_NAME_MAX as usize;
+
+/// A copy of a device name, without its NUL.
+#[derive(Clone, Copy)]
+pub struct Name {
+    bytes: [u8; NAME_MAX],
+    len: usize,
+}
+
+impl Name {
+    const EMPTY: Self = Self {
+        bytes: [0; NAME_MAX],
+        len: 0,
+    };
+
+    /// The name's bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.bytes.get(..self.len).unwrap_or(&[])
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // ib_core names are ASCII (`ib_device_rename` takes them from
+        // netlink as strings); anything else is shown escaped.
+        for &b in self.as_bytes() {
+            if b.is_ascii_graphic() {
+                f.write_char(char::from(b))?;
+            } else {
+                write!(f, "\\x{b:02x}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The name of a device as a client sees it, kept up to date across renames.
+///
+/// The name inside `struct ib_device` may only be read under ib_core's
+/// `devices_rwsem`, which is static in ib_core: from work items, sysfs
+/// callbacks or `remove`, a client cannot take it. So the `ib` layer keeps a
+/// copy for each device a client has, made in `add` and refreshed in
+/// `rename` (both run under `devices_rwsem`), and hands out clones of this
+/// handle. Cheap to clone; [`DeviceName::get`] copies the current value.
+#[derive(Clone)]
+pub struct DeviceName(Arc<SpinLock<Name>>);
+
+impl DeviceName {
+    /// Makes the handle of `dev`'s name.
+    ///
+    /// # Safety
+    ///
+    /// As [`Device::name_locked`]: the caller holds `devices_rwsem`.
+    pub(super) unsafe fn new(dev: &Device) -> Result<Self> {
+        // SAFETY: the caller holds `devices_rwsem`.
+        let name = unsafe { dev.name_locked() };
+        Ok(Self(Arc::pin_init(
+            new_spinlock!(name, "mlx_ext::ib::DeviceName"),
+            GFP_KERNEL,
+        )?))
+    }
+
+    /// Refreshes the copy from the device.
+    ///
+    /// # Safety
+    ///
+    /// As [`Device::name_locked`]: the caller holds `devices_rwsem`.
+    pub(super) unsafe fn refresh(&self, dev: &Device) {
+        // SAFETY: the caller holds `devices_rwsem`.
+        let name = unsafe { dev.name_locked() };
+        *self.0.lock() = name;
+    }
+
+    /// The device's name as of the last `add` or `rename`.
+    pub fn get(&self) -> Name {
+        *self.0.lock()
+    }
+}
+
+impl fmt::Display for DeviceName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Formats a copy: the lock is not held while `f` runs.
+        self.get().fmt(f)
+    }
+}
+
+// `AtomicCap::from_ib` (pure logic, also built on the host) decodes
+// `enum ib_atomic_cap` by value: tie it to the values ib_core was built with.
+const _: () = {
+    use bindings::{
+        ib_atomic_cap_IB_ATOMIC_GLOB as GLOB, ib_atomic_cap_IB_ATOMIC_HCA as HCA,
+        ib_atomic_cap_IB_ATOMIC_NONE as NONE,
+    };
+    assert!(matches!(AtomicCap::from_ib(NONE), Some(AtomicCap::None)));
+    assert!(matches!(AtomicCap::from_ib(HCA), Some(AtomicCap::Hca)));
+    assert!(matches!(AtomicCap::from_ib(GLOB), Some(AtomicCap::Glob)));
+};

@@ -6,7 +6,7 @@
 
 use super::bindings;
 use core::{fmt, marker::PhantomData};
-use kernel::{error::from_result, page::PAGE_SIZE, prelude::*};
+use kernel::{error::from_result, page::PAGE_SIZE, prelude::*, str::CStr};
 
 /// The contents of the files of one directory.
 pub trait DirOps: Send + Sync + 'static {
@@ -20,13 +20,61 @@ pub trait DirOps: Send + Sync + 'static {
     }
 }
 
-/// The page a sysfs read fills; full writes fail with `fmt::Error`.
+/// A file of a directory, given when the directory is made.
+#[derive(Clone, Copy)]
+pub struct File<'a> {
+    /// The file's name (copied).
+    pub name: &'a CStr,
+    /// Its permissions: `0o444` read-only, `0o644` writable by root...
+    /// Only the permission bits (`0o777`) may be set: anything else is
+    /// refused with `EINVAL` (a file type would oops debugfs; sysfs's
+    /// `SYSFS_PREALLOC` would hand shows an uninitialised buffer).
+    pub mode: u16,
+    /// What [`DirOps`] is told to say which file is read or written.
+    pub id: u32,
+}
+
+/// Converts `files` for the C helpers, checking their modes. The names are
+/// borrowed: the result must not outlive `files`.
+pub(super) fn raw_files(files: &[File<'_>]) -> Result<KVec<bindings::mlx_ext_file>> {
+    let mut raw = KVec::with_capacity(files.len(), GFP_KERNEL)?;
+    for f in files {
+        if f.mode & !0o777 != 0 {
+            return Err(EINVAL);
+        }
+        raw.push(
+            bindings::mlx_ext_file {
+                name: f.name.as_char_ptr(),
+                mode: f.mode,
+                id: f.id,
+            },
+            GFP_KERNEL,
+        )?;
+    }
+    Ok(raw)
+}
+
+/// The most bytes a show may write: a page less one, as `sysfs_emit`
+/// allows, since sysfs takes a full page for an overflow.
+pub const SHOW_MAX: usize = PAGE_SIZE - 1;
+
+/// The page a read fills, at most [`SHOW_MAX`] bytes; a write that does not
+/// fit fails and leaves the buffer unchanged.
 pub struct ShowBuf<'a> {
     buf: &'a mut [u8],
     len: usize,
 }
 
-impl ShowBuf<'_> {
+impl<'a> ShowBuf<'a> {
+    /// A buffer over `page`, of which at most [`SHOW_MAX`] bytes are used.
+    pub(super) fn new(page: &'a mut [u8]) -> Self {
+        let cap = page.len().min(SHOW_MAX);
+        Self {
+            buf: page.get_mut(..cap).unwrap_or_default(),
+            len: 0,
+        }
+    }
+
     /// The bytes written so far.
     pub fn len(&self) -> usize {
         self.len
@@ -35,6 +83,11 @@ impl ShowBuf<'_> {
     /// Whether nothing was written yet.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// The bytes that can still be written.
+    pub fn remaining(&self) -> usize {
+        self.buf.len().saturating_sub(self.len)
     }
 
     /// Appends `bytes`, or fails with `ENOSPC` leaving the buffer unchanged.
@@ -79,12 +132,15 @@ impl<T: DirOps> DirAdapter<T> {
             // SAFETY: `priv_` is the `T` of a directory that is not destroyed
             // yet: destroying waits for this callback.
             let data = unsafe { &*priv_.cast::<T>() };
-            // SAFETY: sysfs and the debugfs helper pass a page of `PAGE_SIZE` bytes, ours
+            // SAFETY: sysfs and the debugfs helper pass a page of `PAGE_SIZE`
+            // initialised bytes (sysfs clears it in `sysfs_kf_seq_show`, the
+            // helper allocates it with `kzalloc`; `raw_files` refuses the
+            // `SYSFS_PREALLOC` mode that would pass another buffer), ours
             // until we return.
             let page = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), PAGE_SIZE) };
-            let mut out = ShowBuf { buf: page, len: 0 };
+            let mut out = ShowBuf::new(page);
             data.show(id, &mut out)?;
-            // A page is far smaller than `isize::MAX`.
+            // At most `SHOW_MAX`, far below `isize::MAX`.
             Ok(out.len as isize)
         })
     }
@@ -104,9 +160,11 @@ impl<T: DirOps> DirAdapter<T> {
         from_result(|| {
             // SAFETY: as in `show_callback`.
             let data = unsafe { &*priv_.cast::<T>() };
-            // SAFETY: sysfs passes `len` readable bytes, ours until we return.
+            // SAFETY: sysfs and the debugfs helper pass `len` readable bytes,
+            // ours until we return.
             let input = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), len) };
             data.store(id, input)?;
+            // At most a page (helpers.h), far below `isize::MAX`.
             Ok(len as isize)
         })
     }

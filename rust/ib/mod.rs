@@ -5,10 +5,19 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 //!
 //! This is the only part of mlx_ext that uses the generated bindings or
-//! `unsafe`: it turns ib_core's registration calls into objects that
+//! writes `unsafe` (the `unsafe impl` that [`crate::declare_ib_client`]
+//! expands to where a client is declared is written here too): it turns ib_core's registration calls into objects that
 //! unregister on drop, raw device pointers into references with a known
 //! lifetime, and C error codes into [`Result`]. The feature code above it is
 //! safe Rust.
+//!
+//! C helpers (`rust/helpers/`, declared in `include/mlx_ext/helpers.h`) are
+//! for what the 6.12 kernel crate has no abstraction for (sysfs, debugfs,
+//! buses, work items, module parameters) and for `static inline` functions
+//! and macros, which bindgen cannot call; they are called from this layer
+//! only, never from feature code. Everything else, ib_core's exported
+//! functions included, is called through the generated bindings, whose
+//! layouts are checked against C at compile time (see `Kbuild`).
 
 mod bindings;
 mod client;
@@ -18,5 +27,5 @@ mod file;
 pub mod sysfs;
 
 pub use client::{Client, ClientVTable, HasClientVTable, Registration};
-pub use device::Device;
-pub use file::{DirOps, ShowBuf};
+pub use device::{Device, DeviceName, Name};
+pub use file::{DirOps, File, ShowBuf, SHOW_MAX};

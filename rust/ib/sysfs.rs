@@ -6,26 +6,34 @@
 //!
 //! The 6.12 kernel crate has no sysfs abstraction; the C helpers in
 //! `rust/helpers/kdir.c` make the kobjects and attributes, and call back into
-//! [`DirOps`] with the id each file was added with.
+//! [`DirOps`] with the id each file was made with. A directory's kobject is
+//! made by `kobject_create_and_add`, whose release is built-in kernel code:
+//! no release of ours can run after the module is gone.
 
 use super::{
     bindings,
-    file::{DirAdapter, DirOps},
+    file::{raw_files, DirAdapter, DirOps, File},
     Device,
 };
 use core::ptr::NonNull;
-use kernel::{
-    error::{from_err_ptr, to_result},
-    prelude::*,
-    str::CStr,
-};
+use kernel::{error::from_err_ptr, prelude::*, str::CStr};
+
+mod private {
+    /// Keeps [`super::Parent`] to the types of this module.
+    pub trait Sealed {}
+}
 
 /// Where a directory goes: below a device, or in another directory.
-pub trait Parent {
-    /// The parent's kobject.
+///
+/// Sealed: [`Dir::new`] trusts the kobject it returns.
+pub trait Parent: private::Sealed {
+    /// The parent's kobject, live while `self` is.
     #[doc(hidden)]
     fn kobj(&self) -> *mut bindings::kobject;
 }
+
+impl private::Sealed for Device {}
+impl<T: DirOps> private::Sealed for Dir<T> {}
 
 impl Parent for Device {
     fn kobj(&self) -> *mut bindings::kobject {
@@ -42,6 +50,9 @@ impl<T: DirOps> Parent for Dir<T> {
 
 /// A sysfs directory whose files [`DirOps`] `T` serves. Removed on drop.
 ///
+/// Its files are all made with it, so a directory never changes after
+/// [`Dir::new`]: sharing one between threads only shares `T`.
+///
 /// # Invariants
 ///
 /// `raw` is a directory made by `mlx_ext_kdir_create` with `data` as its
@@ -51,43 +62,44 @@ pub struct Dir<T: DirOps> {
     data: KBox<T>,
 }
 
-// SAFETY: the C directory may be used from any thread; `T` is `Send + Sync`.
+// SAFETY: a `Dir` owns its C directory, which may be destroyed from any
+// thread, and a `KBox<T>` with `T: Send`.
 unsafe impl<T: DirOps> Send for Dir<T> {}
-// SAFETY: as above; shared access only reads `raw` and `data`.
+// SAFETY: through `&Dir` one can only read `raw` (to nest a directory in it,
+// which the C side does under the kobject's own locks) and get `&T`, which is
+// `Sync`. Nothing mutates the C directory until `drop`, which takes `&mut`.
 unsafe impl<T: DirOps> Sync for Dir<T> {}
 
 impl<T: DirOps> Dir<T> {
-    /// Creates directory `name` in `parent`, with no files yet.
+    /// Creates directory `name` in `parent` with `files`, served by `data`.
     ///
-    /// The parent must outlive the directory: a device does while its client
-    /// data lives; a parent [`Dir`] must be dropped after it.
-    pub fn new(parent: &impl Parent, name: &CStr, data: T) -> Result<Self> {
+    /// A directory below another should be dropped before it (as sysfs
+    /// wants); if it is not, removing the parent removes it from sysfs, and
+    /// dropping it later only frees it.
+    pub fn new(parent: &impl Parent, name: &CStr, data: T, files: &[File<'_>]) -> Result<Self> {
         let data = KBox::new(data, GFP_KERNEL)?;
+        let raw_files = raw_files(files)?;
         let priv_: *const T = &*data;
-        // SAFETY: the parent's kobject is live; `name` is NUL-terminated and
-        // copied; the ops are static and `priv_` stays valid until `drop`
-        // destroys the directory before freeing `data`.
+        let count = u32::try_from(raw_files.len()).map_err(|_| EINVAL)?;
+        // SAFETY: the parent's kobject is live; `name` and the file names are
+        // NUL-terminated and copied; the ops are static and `priv_` stays
+        // valid until `drop` destroys the directory before freeing `data`.
         let raw = from_err_ptr(unsafe {
             bindings::mlx_ext_kdir_create(
                 parent.kobj(),
                 name.as_char_ptr(),
                 &DirAdapter::<T>::OPS,
                 priv_.cast_mut().cast(),
+                raw_files.as_ptr(),
+                count,
             )
         })?;
         // INVARIANT: made just above with `data` and the adapter's ops.
         Ok(Self {
-            // `from_err_ptr` only passes non-null, non-error pointers.
+            // `mlx_ext_kdir_create` returns a directory or an error pointer,
+            // never null; `from_err_ptr` turned the errors into `Err`.
             raw: NonNull::new(raw).ok_or(ENOMEM)?,
             data,
-        })
-    }
-
-    /// Adds file `name` with permissions `mode`, served as file `id`.
-    pub fn add_file(&self, name: &CStr, mode: u16, id: u32) -> Result {
-        // SAFETY: `self.raw` is live (type invariant); the name is copied.
-        to_result(unsafe {
-            bindings::mlx_ext_kdir_add_file(self.raw.as_ptr(), name.as_char_ptr(), mode, id)
         })
     }
 

@@ -108,6 +108,184 @@ test_atomics_selftest_rejects_bad_input() {
 	expect_eq "$(cat $SELFTEST)" "$before" "state after refused writes"
 }
 
+FILL=/sys/kernel/debug/mlx_ext/show_fill
+
+# A show may write a page less one byte (sysfs takes a full page for an
+# overflow): the ib layer's ShowBuf refuses the byte that would fill it.
+test_show_is_bounded() {
+	echo 4095 >$FILL || return 1
+	expect_eq "$(cat $FILL | wc -c)" 4095 "bytes shown for 4095" || return 1
+	expect_eq "$(cat $FILL | tail -c 1 | od -An -c | tr -d ' ')" '\n' "last byte" || return 1
+	echo 4096 >$FILL || return 1
+	if out=$(cat $FILL 2>&1); then
+		echo "a show of 4096 bytes succeeded (${#out} bytes)"
+		return 1
+	fi
+	echo "4096: $out"
+	if dmesg | grep -q "bad count"; then echo "sysfs saw a full page"; return 1; fi
+	echo 0 >$FILL
+	expect_eq "$(cat $FILL | wc -c)" 0 "bytes shown for 0"
+}
+
+# The name inside an ib_device may only be read under ib_core's lock: the ib
+# layer keeps a copy, refreshed by the client's rename callback.
+test_rename_device() {
+	rdma dev set rxe0 name mlxren0 || return 1
+	rc=0
+	[ -d $IB/mlxren0/mlx_ext ] || { echo "no mlx_ext below the new name"; rc=1; }
+	[ $rc = 0 ] && expect_eq "$(cat $IB/mlxren0/mlx_ext/atomic_cap)" hca "atomic_cap after the rename" || rc=1
+	dmesg | grep -q "mlx_ext: mlxren0: device renamed" || { echo "the rename was not logged with the new name"; rc=1; }
+	rmmod mlx_ext || rc=1
+	dmesg | grep -q "mlx_ext: mlxren0: removed" || { echo "the removal was not logged with the new name"; rc=1; }
+	rdma dev set mlxren0 name rxe0 || return 1
+	modprobe mlx_ext || return 1
+	[ -d $DIR ] || { echo "$DIR missing after renaming back"; return 1; }
+	return $rc
+}
+
+# A sysfs file open across rmmod: the unload goes ahead, reads fail cleanly.
+test_sysfs_file_open_across_rmmod() {
+	exec 3<$DIR/atomic_cap || return 1
+	if ! rmmod mlx_ext; then
+		exec 3<&-
+		echo "rmmod refused while a sysfs file was open"
+		return 1
+	fi
+	rc=0
+	if out=$(cat <&3 2>&1); then echo "read after rmmod succeeded: '$out'"; rc=1; fi
+	echo "read after rmmod: $out"
+	exec 3<&-
+	modprobe mlx_ext || return 1
+	expect_eq "$(cat $DIR/atomic_cap)" hca "after reload" || return 1
+	return $rc
+}
+
+# A debugfs file held open pins the module (fops.owner), as it must.
+test_debugfs_file_open_pins_module() {
+	exec 3<$SELFTEST || return 1
+	if rmmod mlx_ext 2>/dev/null; then
+		exec 3<&-
+		modprobe mlx_ext
+		echo "rmmod succeeded while a debugfs file was open"
+		return 1
+	fi
+	exec 3<&-
+	rmmod mlx_ext || { echo "rmmod refused after the close"; return 1; }
+	modprobe mlx_ext
+}
+
+FAILSLAB=/sys/kernel/debug/failslab
+
+# Prints "START END" of the kernel function NAME, END being the address of
+# the next symbol; nothing if there is no such function.
+kernel_function_range() {
+	sort /proc/kallsyms | grep -A1 " [tT] $1\$" | head -n 2 | awk '{ printf "0x%s ", $1 }'
+}
+
+# Prints "START END" of mlx_ext's .text: from its address to the next
+# section's (the stack-trace filter of fault injection wants a range).
+module_text_range() {
+	start=$(cat /sys/module/mlx_ext/sections/.text)
+	# Addresses are 0x and 16 hex digits: sorted as text, they sort as numbers.
+	end=$(cat /sys/module/mlx_ext/sections/.[!.]* | sort -u | grep -x -A1 "$start" | tail -n +2)
+	echo "$start ${end:-0xffffffffffffffff}"
+}
+
+# Fails each allocation made with mlx_ext's code on the stack while ib_core
+# adds a device, in turn (fail-nth, filtered by the stack trace): the device
+# comes up without an mlx_ext directory (or, where the allocation was
+# kmemleak's own, which falls back to its pool, with one), nothing leaks or
+# splats, and the device and the module work afterwards. failslab's `times`,
+# set to 1 before each step, drops to 0 when a failure was injected: the
+# loop ends at the first step with none, past the last allocation.
+test_failslab_add_path() {
+	[ -d $FAILSLAB ] || { echo "no $FAILSLAB"; return $KSFT_SKIP; }
+	rdma link delete rxe0 || return 1
+	read -r start end <<EOF_RANGE
+$(module_text_range)
+EOF_RANGE
+	echo "mlx_ext .text: $start..$end"
+	echo N >$FAILSLAB/ignore-gfp-wait
+	echo 0 >$FAILSLAB/verbose
+	echo 32 >$FAILSLAB/stacktrace-depth
+	echo "$start" >$FAILSLAB/require-start
+	echo "$end" >$FAILSLAB/require-end
+	# kmemleak's allocation of its own record of each object (in
+	# __alloc_object) falls back to a pool when it fails: leave it out, so
+	# that only mlx_ext's allocations count.
+	read -r rstart rend <<EOF_RANGE
+$(kernel_function_range __alloc_object)
+EOF_RANGE
+	if [ -n "$rend" ]; then
+		echo "$rstart" >$FAILSLAB/reject-start
+		echo "$rend" >$FAILSLAB/reject-end
+	fi
+	echo 0 >$FAILSLAB/probability
+	n=1 rc=0 refused=0 absorbed=0 t0=$(date +%s)
+	while [ $n -le 300 ]; do
+		echo 1 >$FAILSLAB/times
+		# fail-nth counts the allocations of this one task; exec keeps it.
+		sh -c "echo $n >/proc/self/fail-nth && exec rdma link add rxe0 type rxe netdev eth0" ||
+			{ echo "allocation $n: rdma link add failed"; rc=1; break; }
+		[ -e $IB/rxe0 ] || { echo "allocation $n: rxe0 missing"; rc=1; break; }
+		if [ "$(cat $FAILSLAB/times)" = 1 ]; then
+			# Nothing left to fail: the add went through.
+			[ -d $DIR ] || { echo "no failure injected, yet no $DIR"; rc=1; }
+			break
+		fi
+		if [ -d $DIR ]; then absorbed=$((absorbed + 1)); else refused=$((refused + 1)); fi
+		rdma link delete rxe0 || { rc=1; break; }
+		n=$((n + 1))
+	done
+	echo 0 >$FAILSLAB/times
+	echo 0 >$FAILSLAB/require-start
+	echo 0xffffffffffffffff >$FAILSLAB/require-end
+	echo 0 >$FAILSLAB/reject-start
+	echo 0 >$FAILSLAB/reject-end
+	echo "$((n - 1)) allocations failed in turn in $(($(date +%s) - t0)) s: $refused made the add fail, $absorbed were absorbed"
+	[ $rc = 0 ] || return 1
+	[ $refused -ge 5 ] || { echo "too few allocations reached: is the filter range right?"; return 1; }
+	expect_eq "$(cat $DIR/atomic_cap)" hca "after the last step" || return 1
+	rmmod mlx_ext && modprobe mlx_ext || return 1
+	expect_eq "$(cat $DIR/atomic_cap)" hca "after a reload"
+}
+
+# Prints the RDMA devices that have an mlx_ext directory.
+reported() {
+	for d in $IB/*; do [ -d "$d/mlx_ext" ] && printf '%s ' "$(basename "$d")"; done
+	echo
+}
+
+# rxe1 is on the VM's second NIC, eth1.
+test_two_devices_in_any_order() {
+	rdma link add rxe1 type rxe netdev eth1 || return 1
+	expect_eq "$(reported)" "rxe0 rxe1 " "rxe1 added" || return 1
+	rdma link delete rxe0 || return 1
+	expect_eq "$(reported)" "rxe1 " "rxe0 removed first" || return 1
+	rdma link add rxe0 type rxe netdev eth0 || return 1
+	expect_eq "$(reported)" "rxe0 rxe1 " "rxe0 back" || return 1
+	rmmod mlx_ext || return 1
+	expect_eq "$(reported)" "" "after rmmod" || return 1
+	modprobe mlx_ext || return 1
+	expect_eq "$(reported)" "rxe0 rxe1 " "after modprobe with two devices" || return 1
+	expect_eq "$(cat $IB/rxe1/mlx_ext/atomic_cap) $(cat $IB/rxe1/mlx_ext/masked_atomic_cap)" \
+		"hca none" "rxe1's caps" || return 1
+	rdma link delete rxe1 || return 1
+	expect_eq "$(reported)" "rxe0 " "rxe1 removed second" || return 1
+	rdma link add rxe1 type rxe netdev eth1 || return 1
+	rmmod mlx_ext || return 1
+	rdma link delete rxe1 || return 1
+	rdma link delete rxe0 || return 1
+	modprobe mlx_ext || return 1
+	expect_eq "$(reported)" "" "loaded with no device" || return 1
+	rdma link add rxe0 type rxe netdev eth0 || return 1
+	expect_eq "$(reported)" "rxe0 " "rxe0 added after the load"
+}
+
+test_kasan_active() {
+	dmesg | grep -m1 "KernelAddressSanitizer initialized" || { echo "KASAN is not active"; return 1; }
+}
+
 test_no_leaks() {
 	[ -w $KMEMLEAK ] || { echo "kmemleak not available"; return $KSFT_SKIP; }
 	rmmod mlx_ext
@@ -129,7 +307,17 @@ test_kernel_log_clean() {
 }
 
 setup || echo "# setup failed; the tests below will fail"
+# mlx_ext_tests=a,b on the kernel command line (MLX_EXT_VM_APPEND) runs only
+# test_a and test_b, after test_load_sees_rxe0.
+only=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^mlx_ext_tests=//p' | tr ',' ' ')
+if [ -n "$only" ]; then
+	ktap_run test_load_sees_rxe0 $(for t in $only; do printf 'test_%s ' "$t"; done)
+	exit
+fi
 ktap_run test_load_sees_rxe0 test_sysfs_matches_ib_core test_sysfs_read_only \
 	test_link_delete_removes_dir test_rmmod_with_device_present \
 	test_load_unload_50_cycles test_atomics_selftest_matches_host \
-	test_atomics_selftest_rejects_bad_input test_no_leaks test_kernel_log_clean
+	test_atomics_selftest_rejects_bad_input test_show_is_bounded test_rename_device \
+	test_sysfs_file_open_across_rmmod test_debugfs_file_open_pins_module \
+	test_failslab_add_path test_two_devices_in_any_order test_kasan_active \
+	test_no_leaks test_kernel_log_clean

@@ -14,15 +14,15 @@ ktap_run() {
 	echo "1..$#"
 	for t in $tests; do
 		ktap_n=$((ktap_n + 1))
-		out=/tmp/ktap.out
-		"$t" >"$out" 2>&1
+		ktap_out=/tmp/ktap.$$.out
+		"$t" >"$ktap_out" 2>&1
 		rc=$?
-		sed 's/^/# /' "$out"
+		sed "s/^/# /" "$ktap_out"
 		name=${t#test_}
 		if [ $rc = 0 ]; then
 			echo "ok $ktap_n $name"; ktap_pass=$((ktap_pass + 1))
 		elif [ $rc = $KSFT_SKIP ]; then
-			echo "ok $ktap_n $name # SKIP $(tail -n1 "$out")"; ktap_skip=$((ktap_skip + 1))
+			echo "ok $ktap_n $name # SKIP $(tail -n1 "$ktap_out")"; ktap_skip=$((ktap_skip + 1))
 		else
 			echo "not ok $ktap_n $name"; ktap_fail=$((ktap_fail + 1))
 		fi

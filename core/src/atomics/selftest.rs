@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A digest of many masked operations, so that the kernel module can check at
-//! load time that the word-parallel functions agree with the bit-serial
-//! reference, and that both agree with a digest computed on the host.
+//! A digest of many masked operations, to check the word-parallel functions
+//! as compiled into the kernel module against the bit-serial reference. The
+//! module computes [`digest`] when the debugfs file `atomics_selftest` is
+//! read (`rust/selftest.rs`), not at load time; the VM tests compare it with
+//! [`digest_reference`] computed on the host (`examples/atomics_digest.rs`).
 //!
 //! Each case draws its operands from [`SplitMix64`], biased towards the values
 //! where masked arithmetic goes wrong (masks that are 0, all ones, one bit,

@@ -10,11 +10,72 @@
 //! to the SM one GUIDInfo record at a time, the record whose time to run is
 //! earliest first. One request is outstanding at a time, as upstream mlx4's
 //! ordered work queue does.
+//!
+//! # Driving the engine
+//!
+//! The engine never calls the SM: [`Engine::next_action`] tells the caller
+//! what to do next, and the caller reports what came of it.
+//!
+//! - [`Action::Cancel`]: cancel a request the engine no longer waits for,
+//!   because [`Engine::reset`] dropped it or the answer watchdog gave it up.
+//!   Its answer, if it still comes, is stale.
+//! - [`Action::Send`]: submit a request; it is outstanding from now on. If it
+//!   cannot be sent, say so with [`Engine::send_failed`]; otherwise hand its
+//!   answer to [`Engine::answer`] when it comes.
+//! - [`Action::Sleep`]: nothing to do before the given time, or before the
+//!   next admin write, answer or port event.
+//!
+//! [`Engine::run`] performs these actions over an [`SmBackend`] until the
+//! engine sleeps, and returns when to run it again.
+//!
+//! # Locking
+//!
+//! The engine is not synchronised: the kernel keeps one per port behind a
+//! sleeping lock, a `kernel::sync::Mutex`, held across [`Engine::next_action`]
+//! and the backend call each action asks for, that is across [`Engine::run`].
+//! A spinlock cannot be held there, because submitting an SA query may sleep
+//! (`ib_sa_guid_info_rec_query` allocates with the gfp mask it is given, and
+//! may sleep with `GFP_KERNEL`), and nothing needs the engine in atomic
+//! context: the delayed work that runs it, sysfs reads and writes, the SA
+//! answer callback (run from ib_mad's workqueue) and the ib event handler
+//! (run from `ib_wq`) are all in process context. Cancelling under the mutex
+//! is fine: `ib_sa_cancel_query` takes a spinlock and never sleeps.
+//!
+//! What follows from the mutex:
+//!
+//! - An answer callback, a sysfs write or a port event waits while a
+//!   submission sleeps in the allocator.
+//! - A request's answer can only reach the engine once its submission has
+//!   returned and the backend has recorded the query (the SA may complete,
+//!   and call back from another context, before `ib_sa_guid_info_rec_query`
+//!   returns: the callback then waits for the mutex). The SA does not call
+//!   back for a query it failed to send: that is [`Engine::send_failed`],
+//!   from within the same locked section.
+//! - A cancel always comes after its submission. The cancelled query's
+//!   callback still runs later, with `-EINTR`; the engine has forgotten the
+//!   request, so [`Engine::answer`] says [`GuidError::StaleAnswer`] and
+//!   changes nothing.
+//! - Nothing may wait for a callback while holding the mutex, since the
+//!   callback takes it. Teardown stops the delayed work, calls
+//!   [`Engine::reset`] and [`Engine::run`] under the mutex (which cancels the
+//!   outstanding request), drops the mutex, and then waits for the callback of
+//!   every query the backend submitted before it frees the engine.
+//!
+//! The alternative, a spinlock with each action performed after unlocking,
+//! would let a request handed out by [`Engine::next_action`] race a
+//! [`Engine::reset`] before it is submitted: its [`Action::Cancel`] could
+//! reach the backend before the query exists, when there is nothing to
+//! cancel yet. The query would then go out anyway; its answer is stale and
+//! ignored by identifier, but the SM may still carry it out, and the backend
+//! would have to remember cancels for queries not yet submitted and, at
+//! teardown, cancel and wait for every query it submitted, not only those the
+//! engine names. The answer, too, could arrive before the backend has
+//! recorded its query.
 
 use super::{
-    guid_split, is_valid_guid, record_entries, Answer, AnswerStatus, GuidError, Method, Request,
-    Set128, SmBackend, Split, SubmitError, ANSWER_WATCHDOG_SECS, ERROR_DELAY_SECS,
-    GUIDS_PER_RECORD, GUID_ASSIGN, GUID_DELETE, MAX_BACKOFF_SECS, NSEC_PER_SEC,
+    guid_split, is_valid_guid, Answer, AnswerStatus, EntryIdx, GuidError, Method, RecordIdx,
+    Request, RequestId, Set128, SmBackend, Split, SubmitError, ANSWER_WATCHDOG_SECS,
+    ERROR_DELAY_SECS, GUIDS_PER_RECORD, GUID_ASSIGN, GUID_DELETE, MAX_BACKOFF_SECS, NSEC_PER_SEC,
     PORT_DOWN_DELAY_SECS, PORT_GUIDS, RECORDS,
 };
 
@@ -74,8 +135,46 @@ impl Entry {
 #[derive(Clone, Copy, Debug)]
 struct Outstanding {
     request: Request,
+    /// The generation of each entry of the request when it was sent,
+    /// indexed by [`EntryIdx::slot`].
     generations: [u32; GUIDS_PER_RECORD],
     sent_at: u64,
+}
+
+impl Outstanding {
+    /// When the answer watchdog gives the request up.
+    const fn deadline(&self) -> u64 {
+        self.sent_at.saturating_add(secs(ANSWER_WATCHDOG_SECS))
+    }
+}
+
+/// The request the engine is concerned with: at most one at a time, whether
+/// it waits for its answer or for its cancel to be handed out.
+#[derive(Clone, Copy, Debug)]
+enum InFlight {
+    Idle,
+    /// Sent, waiting for its answer.
+    Outstanding(Outstanding),
+    /// Dropped by [`Engine::reset`]: [`Engine::next_action`] hands out its
+    /// cancel before anything else, and before any request is sent.
+    Dropped(Request),
+}
+
+/// What the caller of [`Engine::next_action`] must do next.
+#[must_use = "a request to send or cancel must not be dropped"]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Submit the request to the SM. It is outstanding from now on: report
+    /// a failure to submit it with [`Engine::send_failed`], and hand its
+    /// answer to [`Engine::answer`].
+    Send(Request),
+    /// Cancel the request (`ib_sa_cancel_query`): the engine no longer waits
+    /// for it, and its answer, if it still comes, is stale.
+    Cancel(Request),
+    /// Nothing to do now: run again at this time (nanoseconds, as `now`),
+    /// or with `None` only once something happens. Either way, run again
+    /// after an admin write, an answer or a port event.
+    Sleep(Option<u64>),
 }
 
 /// The number of functions a port can have: the PF and 126 VFs.
@@ -93,15 +192,15 @@ pub const fn next_backoff(backoff: u8) -> u8 {
     }
 }
 
+/// The most actions [`Engine::run`] performs in one call. A cancel (of a
+/// dropped or an overdue request) comes at most once; each failed send
+/// reschedules the due entries of its method in its record, so a record
+/// fails at most twice (SET and DELETE); then the engine sleeps.
+const MAX_RUN_ACTIONS: usize = 2 * RECORDS + 2;
+
 const fn secs(s: u8) -> u64 {
     // At most 255 s: no overflow.
     s as u64 * NSEC_PER_SEC
-}
-
-/// Returns the array index of a physical entry, or `None` past the port.
-fn slot(entry: u8) -> Option<usize> {
-    let i = usize::from(entry);
-    (i < PORT_GUIDS).then_some(i)
 }
 
 /// The GUID table of one port and its SM retry state.
@@ -112,8 +211,8 @@ fn slot(entry: u8) -> Option<usize> {
 pub struct Engine {
     split: Split,
     entries: [Entry; PORT_GUIDS],
-    outstanding: Option<Outstanding>,
-    next_id: u64,
+    in_flight: InFlight,
+    next_id: RequestId,
     changed: Set128,
     event_counts: [u32; MAX_FUNCTIONS],
 }
@@ -126,8 +225,8 @@ impl Engine {
     pub const EMPTY: Self = Self {
         split: Split::NO_VFS,
         entries: [Entry::DELETED; PORT_GUIDS],
-        outstanding: None,
-        next_id: 1,
+        in_flight: InFlight::Idle,
+        next_id: RequestId::FIRST,
         changed: Set128::EMPTY,
         event_counts: [0; MAX_FUNCTIONS],
     };
@@ -146,45 +245,48 @@ impl Engine {
     /// `sm_guid_assign`, every VF's base entry asks the SM for a GUID (admin
     /// value 0) and is sent at once; every other entry is deleted (admin
     /// `ffffffffffffffff`, operational 0). Without it, the VFs' base entries
-    /// are deleted too, until an administrator writes them. An outstanding
-    /// request is forgotten (its answer will be stale) and the event counts
-    /// restart at 0. With more than 126 VFs nothing changes.
+    /// are deleted too, until an administrator writes them. The event counts
+    /// restart at 0.
+    ///
+    /// An outstanding request is dropped: the next [`Engine::next_action`]
+    /// is its [`Action::Cancel`], before any request of the new table, and
+    /// its answer is stale. With more than 126 VFs nothing changes.
     pub fn reset(&mut self, config: Config) -> Result<(), GuidError> {
         let split = guid_split(config.num_vfs)?;
         self.split = split;
         self.entries.fill(Entry::DELETED);
-        if let Some(pf) = self.entries.first_mut() {
-            pf.admin = config.hw_guid;
-            pf.oper = config.hw_guid;
-        }
+        let pf = self.entry_mut(EntryIdx::HW_GUID);
+        pf.admin = config.hw_guid;
+        pf.oper = config.hw_guid;
         if config.sm_guid_assign {
-            for vf in 1..=config.num_vfs {
-                if let Some(e) = split.base(vf).and_then(|b| self.entry_mut(b)) {
-                    e.admin = GUID_ASSIGN;
+            for entry in EntryIdx::all() {
+                // The base entry of a VF: entry 0 of a function other than the PF.
+                if matches!(split.owner(entry), Some((vf, 0)) if vf != 0) {
+                    self.entry_mut(entry).admin = GUID_ASSIGN;
                 }
             }
         }
-        self.outstanding = None;
+        if let InFlight::Outstanding(out) = self.in_flight {
+            self.in_flight = InFlight::Dropped(out.request);
+        }
         self.changed = Set128::EMPTY;
         self.event_counts.fill(0);
         Ok(())
     }
 
-    fn entry(&self, entry: u8) -> Option<&Entry> {
-        slot(entry).and_then(|i| self.entries.get(i))
+    fn entry(&self, entry: EntryIdx) -> &Entry {
+        &self.entries[entry.index()]
     }
 
-    fn entry_mut(&mut self, entry: u8) -> Option<&mut Entry> {
-        slot(entry).and_then(|i| self.entries.get_mut(i))
+    fn entry_mut(&mut self, entry: EntryIdx) -> &mut Entry {
+        &mut self.entries[entry.index()]
     }
 
-    /// Checks that `entry` may be changed from outside the engine: it exists
-    /// and is not the PF's read-only entry 0.
-    fn check_writable(&self, entry: u8) -> Result<(), GuidError> {
-        if entry == 0 {
+    /// Checks that `entry` may be changed from outside the engine: it is not
+    /// the PF's read-only entry 0.
+    fn check_writable(entry: EntryIdx) -> Result<(), GuidError> {
+        if entry == EntryIdx::HW_GUID {
             Err(GuidError::ReadOnly)
-        } else if self.entry(entry).is_none() {
-            Err(GuidError::NoSuchEntry)
         } else {
             Ok(())
         }
@@ -195,27 +297,27 @@ impl Engine {
         &self.split
     }
 
-    /// Returns the admin value of physical entry `entry` (`admin_guids/<n>`).
-    pub fn admin(&self, entry: u8) -> Option<u64> {
-        self.entry(entry).map(|e| e.admin)
+    /// Returns the admin value of `entry` (`admin_guids/<n>`).
+    pub fn admin(&self, entry: EntryIdx) -> u64 {
+        self.entry(entry).admin
     }
 
-    /// Returns the operational GUID of physical entry `entry` (the GUID part
-    /// of `gids/<n>`).
-    pub fn oper(&self, entry: u8) -> Option<u64> {
-        self.entry(entry).map(|e| e.oper)
+    /// Returns the operational GUID of `entry` (the GUID part of
+    /// `gids/<n>`).
+    pub fn oper(&self, entry: EntryIdx) -> u64 {
+        self.entry(entry).oper
     }
 
     /// Returns the entry's current retry delay in seconds (0: not declined
     /// since its last success or admin write).
-    pub fn backoff_secs(&self, entry: u8) -> Option<u8> {
-        self.entry(entry).map(|e| e.backoff)
+    pub fn backoff_secs(&self, entry: EntryIdx) -> u8 {
+        self.entry(entry).backoff
     }
 
     /// Returns whether the entry's operational value does not yet reflect its
     /// admin value, so that it still has to go to the SM.
-    pub fn is_pending(&self, entry: u8) -> bool {
-        entry != 0 && self.entry(entry).is_some_and(Self::needs_request)
+    pub fn is_pending(&self, entry: EntryIdx) -> bool {
+        entry != EntryIdx::HW_GUID && Self::needs_request(self.entry(entry))
     }
 
     fn needs_request(e: &Entry) -> bool {
@@ -231,23 +333,19 @@ impl Engine {
 
     /// Returns when the pending entry may next be sent, or `None` when it is
     /// not pending.
-    pub fn due(&self, entry: u8) -> Option<u64> {
-        if self.is_pending(entry) {
-            self.entry(entry).map(|e| e.due)
-        } else {
-            None
-        }
+    pub fn due(&self, entry: EntryIdx) -> Option<u64> {
+        self.is_pending(entry).then(|| self.entry(entry).due)
     }
 
-    /// Sets the admin value of physical entry `entry`, as a write to
-    /// `admin_guids/<n>` does: [`GUID_ASSIGN`] asks the SM for a GUID,
-    /// [`GUID_DELETE`] deletes the entry, anything else asks for that GUID.
+    /// Sets the admin value of `entry`, as a write to `admin_guids/<n>` does:
+    /// [`GUID_ASSIGN`] asks the SM for a GUID, [`GUID_DELETE`] deletes the
+    /// entry, anything else asks for that GUID.
     ///
     /// The entry is due at once and its backoff starts over. The PF's entry 0
-    /// is read-only. On error nothing changes.
-    pub fn set_admin(&mut self, entry: u8, value: u64, now: u64) -> Result<(), GuidError> {
-        self.check_writable(entry)?;
-        let e = self.entry_mut(entry).ok_or(GuidError::NoSuchEntry)?;
+    /// is read-only: [`GuidError::ReadOnly`], and nothing changes.
+    pub fn set_admin(&mut self, entry: EntryIdx, value: u64, now: u64) -> Result<(), GuidError> {
+        Self::check_writable(entry)?;
+        let e = self.entry_mut(entry);
         e.admin = value;
         e.due = now;
         e.backoff = 0;
@@ -258,10 +356,15 @@ impl Engine {
     /// Parses what user space wrote to `admin_guids/<n>` and sets it (see
     /// [`super::parse_admin_guid`] and [`Engine::set_admin`]). On error
     /// nothing changes.
-    pub fn write_admin(&mut self, entry: u8, input: &[u8], now: u64) -> Result<(), GuidError> {
+    pub fn write_admin(
+        &mut self,
+        entry: EntryIdx,
+        input: &[u8],
+        now: u64,
+    ) -> Result<(), GuidError> {
         // The entry is checked before the input, so that a write to entry 0
         // is EPERM whatever it holds.
-        self.check_writable(entry)?;
+        Self::check_writable(entry)?;
         let value = super::parse_admin_guid(input)?;
         self.set_admin(entry, value, now)
     }
@@ -271,23 +374,20 @@ impl Engine {
     /// a GUID-change event for its function when it changed. An entry that
     /// this makes pending goes to the SM at once, with a fresh backoff. The
     /// PF's entry 0 is the hardware GUID: [`GuidError::ReadOnly`].
-    pub fn set_oper(&mut self, entry: u8, value: u64, now: u64) -> Result<(), GuidError> {
-        self.check_writable(entry)?;
+    pub fn set_oper(&mut self, entry: EntryIdx, value: u64, now: u64) -> Result<(), GuidError> {
+        Self::check_writable(entry)?;
         let was_pending = self.is_pending(entry);
         self.change_oper(entry, value);
         if !was_pending && self.is_pending(entry) {
-            if let Some(e) = self.entry_mut(entry) {
-                e.due = now;
-                e.backoff = 0;
-            }
+            let e = self.entry_mut(entry);
+            e.due = now;
+            e.backoff = 0;
         }
         Ok(())
     }
 
-    fn change_oper(&mut self, entry: u8, value: u64) {
-        let Some(e) = self.entry_mut(entry) else {
-            return;
-        };
+    fn change_oper(&mut self, entry: EntryIdx, value: u64) {
+        let e = self.entry_mut(entry);
         if e.oper == value {
             return;
         }
@@ -305,8 +405,7 @@ impl Engine {
     pub fn function_up(&self, function: u16) -> bool {
         self.split
             .base(function)
-            .and_then(|b| self.oper(b))
-            .is_some_and(is_valid_guid)
+            .is_some_and(|base| is_valid_guid(self.oper(base)))
     }
 
     /// Returns the functions whose port is up.
@@ -345,86 +444,148 @@ impl Engine {
 
     /// Returns the time to run of `record`: the earliest time one of its
     /// pending entries may be sent, or `None` when none is pending.
-    pub fn record_time(&self, record: u8) -> Option<u64> {
-        record_entries(record)
-            .filter(|&entry| self.is_pending(entry))
-            .filter_map(|entry| self.entry(entry).map(|e| e.due))
-            .min()
+    pub fn record_time(&self, record: RecordIdx) -> Option<u64> {
+        record.entries().filter_map(|entry| self.due(entry)).min()
     }
 
-    /// Returns when the engine next needs to run: the earliest record time,
-    /// or while a request is outstanding, the time the engine gives it up.
-    /// `None` when there is nothing to do.
+    /// Returns when the engine next needs to run: at once (0) while the
+    /// cancel of a request dropped by [`Engine::reset`] waits to be handed
+    /// out; while a request is outstanding, the time the watchdog gives it
+    /// up; otherwise the earliest time a pending entry may be sent. `None`
+    /// when there is nothing to do.
     pub fn next_wakeup(&self) -> Option<u64> {
-        if let Some(out) = &self.outstanding {
-            return Some(out.sent_at.saturating_add(secs(ANSWER_WATCHDOG_SECS)));
+        match &self.in_flight {
+            InFlight::Dropped(_) => Some(0),
+            InFlight::Outstanding(out) => Some(out.deadline()),
+            InFlight::Idle => EntryIdx::all().filter_map(|e| self.due(e)).min(),
         }
-        (0..RECORDS as u8).filter_map(|r| self.record_time(r)).min()
     }
 
     /// Returns the request that is outstanding, if any.
     pub fn outstanding(&self) -> Option<&Request> {
-        self.outstanding.as_ref().map(|o| &o.request)
+        match &self.in_flight {
+            InFlight::Outstanding(out) => Some(&out.request),
+            InFlight::Idle | InFlight::Dropped(_) => None,
+        }
     }
 
-    /// Returns the next request to send at `now` and marks it outstanding,
-    /// or `None` when a request is outstanding or nothing is due.
+    /// Returns what the caller must do next at `now`, in this order:
     ///
-    /// The record is the one whose time to run is earliest (ties to the
-    /// lowest record). Within it, the due entry sent the longest ago decides
-    /// the method (ties to the lowest entry), and the request covers every
-    /// due entry of that record with that method.
-    pub fn next_request(&mut self, now: u64) -> Option<Request> {
-        if self.outstanding.is_some() {
-            return None;
+    /// 1. [`Action::Cancel`] of the request [`Engine::reset`] dropped, if
+    ///    any;
+    /// 2. [`Action::Cancel`] of the outstanding request once it has waited
+    ///    [`ANSWER_WATCHDOG_SECS`] for its answer: it is given up as timed
+    ///    out, its entries retried after 1 s (see [`Engine::answer`]);
+    /// 3. [`Action::Sleep`] until the watchdog while a request is
+    ///    outstanding;
+    /// 4. [`Action::Send`] of the next due request, which becomes
+    ///    outstanding;
+    /// 5. otherwise [`Action::Sleep`] until [`Engine::next_wakeup`].
+    ///
+    /// The request sent is for the record whose time to run is earliest
+    /// (ties to the lowest record), and only once that time has come. Within
+    /// the record, the pending entry with the earliest due time (ties to the
+    /// lowest entry) decides the method, DELETE when its admin value is
+    /// [`GUID_DELETE`] and SET otherwise, and the request covers every due
+    /// entry of the record with that method.
+    pub fn next_action(&mut self, now: u64) -> Action {
+        match self.in_flight {
+            InFlight::Dropped(request) => {
+                self.in_flight = InFlight::Idle;
+                Action::Cancel(request)
+            }
+            InFlight::Outstanding(out) if now >= out.deadline() => {
+                self.in_flight = InFlight::Idle;
+                self.settle(&out, AnswerStatus::Timeout, &[0; GUIDS_PER_RECORD], now);
+                Action::Cancel(out.request)
+            }
+            InFlight::Outstanding(out) => Action::Sleep(Some(out.deadline())),
+            InFlight::Idle => match self.next_request(now) {
+                Some(request) => Action::Send(request),
+                None => Action::Sleep(self.next_wakeup()),
+            },
         }
-        // Tuples compare time first, then record: ties go to the lowest.
-        let (time, record) = (0..RECORDS as u8)
-            .filter_map(|r| self.record_time(r).map(|t| (t, r)))
+    }
+
+    /// Builds the next due request (see [`Engine::next_action`]) and marks it
+    /// outstanding. The engine must be idle.
+    fn next_request(&mut self, now: u64) -> Option<Request> {
+        // The earliest pending entry (ties to the lowest) is in the record
+        // with the earliest time to run (ties to the lowest record), and
+        // decides the method there.
+        let (time, first) = EntryIdx::all()
+            .filter_map(|entry| self.due(entry).map(|due| (due, entry)))
             .min()?;
         if time > now {
             return None;
         }
-        // `due()` is `None` for an entry that is not pending.
-        let due = |entry: u8| self.due(entry).is_some_and(|d| d <= now);
-        let method_of = |entry: u8| match self.admin(entry) {
-            Some(GUID_DELETE) => Method::Delete,
+        let method_of = |e: &Entry| match e.admin {
+            GUID_DELETE => Method::Delete,
             _ => Method::Set,
         };
-        let first = record_entries(record)
-            .filter(|&entry| due(entry))
-            .min_by_key(|&entry| (self.due(entry).unwrap_or(u64::MAX), entry))?;
-        let method = method_of(first);
+        let method = method_of(self.entry(first));
         let mut request = Request {
             id: self.next_id,
-            record,
+            record: first.record(),
             method,
             mask: 0,
             guids: [0; GUIDS_PER_RECORD],
         };
         let mut generations = [0; GUIDS_PER_RECORD];
-        for (i, entry) in (0..GUIDS_PER_RECORD as u8).zip(record_entries(record)) {
-            if !due(entry) || method_of(entry) != method {
+        for entry in request.record.entries() {
+            let e = self.entry(entry);
+            if !self.due(entry).is_some_and(|due| due <= now) || method_of(e) != method {
                 continue;
             }
-            let Some(e) = self.entry(entry) else {
-                continue;
-            };
-            request.mask |= 1u8.wrapping_shl(u32::from(i));
-            if let Some(g) = request.guids.get_mut(usize::from(i)) {
-                *g = if method == Method::Set { e.admin } else { 0 };
-            }
-            if let Some(g) = generations.get_mut(usize::from(i)) {
-                *g = e.generation;
-            }
+            request.mask |= entry.bit();
+            request.guids[entry.slot()] = if method == Method::Set { e.admin } else { 0 };
+            generations[entry.slot()] = e.generation;
         }
-        self.next_id = self.next_id.wrapping_add(1);
-        self.outstanding = Some(Outstanding {
+        self.next_id = self.next_id.next();
+        self.in_flight = InFlight::Outstanding(Outstanding {
             request,
             generations,
             sent_at: now,
         });
         Some(request)
+    }
+
+    /// Reports that the backend could not send request `id`, which
+    /// [`Engine::next_action`] handed out: its entries are retried after 1 s
+    /// ([`SubmitError::Failed`], as an SA error) or 5 s
+    /// ([`SubmitError::PortDown`]), their backoff unchanged, and the next
+    /// request may go out at once.
+    ///
+    /// A request that is not outstanding (dropped by a reset meanwhile) is
+    /// [`GuidError::StaleAnswer`] and changes nothing.
+    pub fn send_failed(
+        &mut self,
+        id: RequestId,
+        error: SubmitError,
+        now: u64,
+    ) -> Result<(), GuidError> {
+        let status = match error {
+            SubmitError::PortDown => AnswerStatus::PortDown,
+            SubmitError::Failed => AnswerStatus::Error,
+        };
+        let out = self.take_outstanding(|r| r.id == id)?;
+        self.settle(&out, status, &[0; GUIDS_PER_RECORD], now);
+        Ok(())
+    }
+
+    /// Takes the outstanding request if `matches` says it is the one meant,
+    /// leaving the engine idle.
+    fn take_outstanding(
+        &mut self,
+        matches: impl FnOnce(&Request) -> bool,
+    ) -> Result<Outstanding, GuidError> {
+        match self.in_flight {
+            InFlight::Outstanding(out) if matches(&out.request) => {
+                self.in_flight = InFlight::Idle;
+                Ok(out)
+            }
+            _ => Err(GuidError::StaleAnswer),
+        }
     }
 
     /// Applies the SM's answer to the outstanding request.
@@ -437,116 +598,104 @@ impl Engine {
     /// after 5 s, without touching their backoff. An entry written by the
     /// administrator since the request was sent keeps the write's schedule.
     ///
-    /// An answer for a request that is not outstanding is
+    /// An answer for a request that is not outstanding (never sent, already
+    /// answered, given up by the watchdog, dropped by a reset) is
     /// [`GuidError::StaleAnswer`] and changes nothing.
     pub fn answer(&mut self, answer: &Answer, now: u64) -> Result<AnswerOutcome, GuidError> {
-        let out = match self.outstanding {
-            Some(out) if out.request.id == answer.id && out.request.record == answer.record => out,
-            _ => return Err(GuidError::StaleAnswer),
-        };
-        self.outstanding = None;
-        let request = out.request;
+        let out = self.take_outstanding(|r| r.id == answer.id && r.record == answer.record)?;
+        Ok(self.settle(&out, answer.status, &answer.guids, now))
+    }
+
+    /// Applies the outcome of request `out`, which is no longer outstanding:
+    /// `status`, and with [`AnswerStatus::Ok`] the record's GUIDs `got`.
+    fn settle(
+        &mut self,
+        out: &Outstanding,
+        status: AnswerStatus,
+        got: &[u64; GUIDS_PER_RECORD],
+        now: u64,
+    ) -> AnswerOutcome {
+        let request = &out.request;
         let before = self.changed;
         self.changed = Set128::EMPTY;
         let mut outcome = AnswerOutcome::default();
-        let retry_in = match answer.status {
+        let retry_in = match status {
             AnswerStatus::Ok => None,
             AnswerStatus::Error | AnswerStatus::Timeout => Some(ERROR_DELAY_SECS),
             AnswerStatus::PortDown => Some(PORT_DOWN_DELAY_SECS),
         };
-        let reached_sm = answer.status != AnswerStatus::PortDown;
+        let reached_sm = status != AnswerStatus::PortDown;
         for entry in request.entries() {
-            let bit = 1u8 << (entry % 8);
-            let slot_in_record = usize::from(entry % 8);
-            let fresh = self.entry(entry).map(|e| e.generation)
-                == out.generations.get(slot_in_record).copied();
+            let fresh = self.entry(entry).generation == out.generations[entry.slot()];
             if let Some(delay) = retry_in {
-                if let Some(e) = self.entry_mut(entry) {
-                    // After an error or a timeout the SM may have applied it.
-                    e.unsure |= reached_sm;
-                    if fresh {
-                        e.due = now.saturating_add(secs(delay));
-                    }
+                let e = self.entry_mut(entry);
+                // After an error or a timeout the SM may have applied it.
+                e.unsure |= reached_sm;
+                if fresh {
+                    e.due = now.saturating_add(secs(delay));
                 }
                 continue;
             }
-            if let Some(e) = self.entry_mut(entry) {
-                e.unsure = false;
-            }
-            let asked = request.guids.get(slot_in_record).copied().unwrap_or(0);
-            let got = answer.guids.get(slot_in_record).copied().unwrap_or(0);
+            self.entry_mut(entry).unsure = false;
+            let asked = request.guids[entry.slot()];
+            let got = got[entry.slot()];
             let accepted = match request.method {
                 Method::Delete => true,
                 Method::Set if asked == GUID_ASSIGN => is_valid_guid(got),
                 Method::Set => got == asked,
             };
             if accepted {
-                outcome.accepted |= bit;
+                outcome.accepted |= entry.bit();
                 let value = match request.method {
                     Method::Delete => 0,
                     Method::Set => got,
                 };
                 self.change_oper(entry, value);
-                if let Some(e) = self.entry_mut(entry) {
-                    // A GUID the SM assigned because it was asked to
-                    // (even if 0 was written again since) fulfils a 0.
-                    if e.admin == GUID_ASSIGN
-                        && request.method == Method::Set
-                        && asked == GUID_ASSIGN
-                    {
-                        e.admin = value;
-                    }
-                    if fresh || !Self::needs_request(e) {
-                        e.backoff = 0;
-                    }
+                let e = self.entry_mut(entry);
+                // A GUID the SM assigned because it was asked to (even if 0
+                // was written again since) fulfils a 0.
+                if e.admin == GUID_ASSIGN && request.method == Method::Set && asked == GUID_ASSIGN {
+                    e.admin = value;
                 }
+                // An entry written since the request was sent had its backoff
+                // reset by the write, and only an answer raises it, so this
+                // holds for fresh and rewritten entries alike.
+                e.backoff = 0;
             } else {
-                outcome.declined |= bit;
+                outcome.declined |= entry.bit();
                 if fresh {
-                    if let Some(e) = self.entry_mut(entry) {
-                        e.backoff = next_backoff(e.backoff);
-                        e.due = now.saturating_add(secs(e.backoff));
-                    }
+                    let e = self.entry_mut(entry);
+                    e.backoff = next_backoff(e.backoff);
+                    e.due = now.saturating_add(secs(e.backoff));
                 }
             }
         }
         outcome.changed = self.changed;
         self.changed = self.changed.union(&before);
-        Ok(outcome)
+        outcome
     }
 
-    /// Gives up the outstanding request when it has waited
-    /// [`ANSWER_WATCHDOG_SECS`] for an answer, as if it had timed out.
-    /// Returns whether it did.
-    pub fn expire(&mut self, now: u64) -> bool {
-        let Some(out) = self.outstanding else {
-            return false;
-        };
-        if now < out.sent_at.saturating_add(secs(ANSWER_WATCHDOG_SECS)) {
-            return false;
-        }
-        self.answer(&Answer::failed(&out.request, AnswerStatus::Timeout), now)
-            .is_ok()
-    }
-
-    /// Runs the engine at `now`: gives up an answer that is overdue, sends
-    /// the next due request through `sm` (a send that fails counts as the
-    /// matching failed answer), and returns when to run again (`None`:
-    /// nothing to do until the next admin write or answer).
-    pub fn poll<S: SmBackend + ?Sized>(&mut self, sm: &mut S, now: u64) -> Option<u64> {
-        self.expire(now);
-        // A failed send reschedules its entries at least 1 s later, so each
-        // record fails at most once per poll.
-        for _ in 0..=RECORDS {
-            let Some(request) = self.next_request(now) else {
-                break;
-            };
-            let status = match sm.submit(&request) {
-                Ok(()) => break,
-                Err(SubmitError::PortDown) => AnswerStatus::PortDown,
-                Err(SubmitError::Failed) => AnswerStatus::Error,
-            };
-            let _ = self.answer(&Answer::failed(&request, status), now);
+    /// Performs [`Engine::next_action`]s at `now` through `sm` until the
+    /// engine sleeps, and returns when to run again (`None`: only after the
+    /// next admin write, answer or port event).
+    ///
+    /// A cancel goes to [`SmBackend::cancel`], a request to
+    /// [`SmBackend::submit`], whose failure is reported with
+    /// [`Engine::send_failed`]. It performs at most a bounded number of
+    /// actions (one cancel, and at most two failed sends per record), so it
+    /// returns even if every send fails.
+    pub fn run<S: SmBackend + ?Sized>(&mut self, sm: &mut S, now: u64) -> Option<u64> {
+        for _ in 0..MAX_RUN_ACTIONS {
+            match self.next_action(now) {
+                Action::Sleep(wakeup) => return wakeup,
+                Action::Cancel(request) => sm.cancel(&request),
+                Action::Send(request) => {
+                    if let Err(error) = sm.submit(&request) {
+                        // Just handed out, so still outstanding: never stale.
+                        let _ = self.send_failed(request.id, error, now);
+                    }
+                }
+            }
         }
         self.next_wakeup()
     }

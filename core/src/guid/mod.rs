@@ -7,27 +7,32 @@
 //! backoff, until every administrative value is operational.
 //!
 //! The engine is a plain synchronous data structure: the caller holds it
-//! behind a lock, passes the time in (`u64` nanoseconds, never read here) and
-//! reaches the subnet manager only through [`SmBackend`]. The kernel mounts
-//! this directory with `#[path]`, so files here name each other through
-//! `super::` and never through a crate name.
+//! behind a lock (in the kernel a sleeping one: see "Locking" in
+//! `engine.rs`), passes the time in (`u64` nanoseconds, never read here), and
+//! performs the [`Action`]s it asks for: send a request to the subnet
+//! manager, cancel one, or sleep until a given time. Entries and records are
+//! [`EntryIdx`] and [`RecordIdx`], checked once where they come in. The
+//! kernel mounts this directory with `#[path]`, so files here name each other
+//! through `super::` and never through a crate name.
 //!
 //! See `Documentation/vf-guids.rst` for the rules and where they differ from
 //! upstream mlx4 (`drivers/infiniband/hw/mlx4/alias_GUID.c`).
 
 mod engine;
 mod error;
+mod index;
 mod set;
 mod sim;
 mod sm;
 mod split;
 mod text;
 
-pub use engine::{next_backoff, AnswerOutcome, Config, Engine};
+pub use engine::{next_backoff, Action, AnswerOutcome, Config, Engine};
 pub use error::GuidError;
+pub use index::{EntryIdx, RecordIdx};
 pub use set::Set128;
 pub use sim::{SimMode, SimSm};
-pub use sm::{Answer, AnswerStatus, Method, Request, SmBackend, SubmitError};
+pub use sm::{Answer, AnswerStatus, Method, Request, RequestId, SmBackend, SubmitError};
 pub use split::{guid_split, Split};
 pub use text::{parse_admin_guid, AdminGuid, Gid};
 
@@ -77,11 +82,4 @@ pub const ANSWER_WATCHDOG_SECS: u8 = 10;
 /// holds such a value.
 pub const fn is_valid_guid(guid: u64) -> bool {
     guid != GUID_ASSIGN && guid != GUID_DELETE
-}
-
-/// Returns the physical entries of GUIDInfo record `record`: `8 * record` to
-/// `8 * record + 7`.
-fn record_entries(record: u8) -> impl Iterator<Item = u8> {
-    let first = record.wrapping_mul(GUIDS_PER_RECORD as u8);
-    (0..GUIDS_PER_RECORD as u8).map(move |i| first.wrapping_add(i))
 }

@@ -4,8 +4,8 @@
 //! for the module's simulated SM backend.
 
 use super::{
-    Answer, AnswerStatus, Method, Request, SmBackend, SubmitError, GUIDS_PER_RECORD, GUID_ASSIGN,
-    PORT_GUIDS,
+    Answer, AnswerStatus, EntryIdx, Method, Request, SmBackend, SubmitError, GUIDS_PER_RECORD,
+    GUID_ASSIGN, PORT_GUIDS,
 };
 
 /// How a [`SimSm`] answers.
@@ -26,7 +26,8 @@ pub enum SimMode {
 
 /// A simulated SM: it holds the port's GUID table as the SM sees it, takes
 /// one request at a time through [`SmBackend::submit`], and answers it when
-/// told to with [`SimSm::reply`], according to its [`SimMode`].
+/// told to with [`SimSm::reply`], according to its [`SimMode`]. A cancelled
+/// request is never answered.
 #[derive(Clone, Debug)]
 pub struct SimSm {
     mode: SimMode,
@@ -35,6 +36,7 @@ pub struct SimSm {
     declines: [u8; PORT_GUIDS],
     inflight: Option<Request>,
     requests: u64,
+    cancels: u64,
 }
 
 impl SimSm {
@@ -48,6 +50,7 @@ impl SimSm {
             declines: [0; PORT_GUIDS],
             inflight: None,
             requests: 0,
+            cancels: 0,
         }
     }
 
@@ -61,27 +64,31 @@ impl SimSm {
         self.mode
     }
 
-    /// Makes the SM decline the next `times` SETs of physical entry `entry`
-    /// even in [`SimMode::Accept`].
-    pub fn decline(&mut self, entry: u8, times: u8) {
-        if let Some(d) = self.declines.get_mut(usize::from(entry)) {
-            *d = times;
-        }
+    /// Makes the SM decline the next `times` SETs of `entry` even in
+    /// [`SimMode::Accept`].
+    pub fn decline(&mut self, entry: EntryIdx, times: u8) {
+        self.declines[entry.index()] = times;
     }
 
-    /// Returns the GUID the SM holds for physical entry `entry`.
-    pub fn guid(&self, entry: u8) -> Option<u64> {
-        self.table.get(usize::from(entry)).copied()
+    /// Returns the GUID the SM holds for `entry`.
+    pub fn guid(&self, entry: EntryIdx) -> u64 {
+        self.table[entry.index()]
     }
 
-    /// Returns the GUID the SM assigns to physical entry `entry`.
-    pub const fn assigned_guid(&self, entry: u8) -> u64 {
-        self.guid_base.wrapping_add(entry as u64)
+    /// Returns the GUID the SM assigns to `entry`.
+    pub const fn assigned_guid(&self, entry: EntryIdx) -> u64 {
+        self.guid_base.wrapping_add(entry.get() as u64)
     }
 
     /// Returns how many requests the SM has received.
     pub const fn requests(&self) -> u64 {
         self.requests
+    }
+
+    /// Returns how many cancels the SM has received, whether or not they
+    /// found the request still waiting.
+    pub const fn cancels(&self) -> u64 {
+        self.cancels
     }
 
     /// Returns the request waiting for an answer, if any.
@@ -108,15 +115,10 @@ impl SimSm {
         }
         let mut guids = [0; GUIDS_PER_RECORD];
         for entry in request.entries() {
-            let slot = usize::from(entry % 8);
-            let asked = request.guids.get(slot).copied().unwrap_or(0);
+            let asked = request.guids[entry.slot()];
             let assigned = self.assigned_guid(entry);
-            let (Some(held), Some(declines)) = (
-                self.table.get_mut(usize::from(entry)),
-                self.declines.get_mut(usize::from(entry)),
-            ) else {
-                continue;
-            };
+            let held = &mut self.table[entry.index()];
+            let declines = &mut self.declines[entry.index()];
             let answer = match request.method {
                 Method::Delete => {
                     *held = 0;
@@ -137,9 +139,7 @@ impl SimSm {
                     *held
                 }
             };
-            if let Some(g) = guids.get_mut(slot) {
-                *g = answer;
-            }
+            guids[entry.slot()] = answer;
         }
         Some(Answer {
             id: request.id,
@@ -152,9 +152,17 @@ impl SimSm {
 
 impl SmBackend for SimSm {
     fn submit(&mut self, request: &Request) -> Result<(), SubmitError> {
-        // A new request replaces one the engine gave up on.
+        // The engine cancels a request it gave up on before it sends the
+        // next; should it not, the new request replaces the old one.
         self.inflight = Some(*request);
         self.requests = self.requests.wrapping_add(1);
         Ok(())
+    }
+
+    fn cancel(&mut self, request: &Request) {
+        self.cancels = self.cancels.wrapping_add(1);
+        if self.inflight.is_some_and(|r| r.id == request.id) {
+            self.inflight = None;
+        }
     }
 }

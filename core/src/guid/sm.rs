@@ -5,10 +5,45 @@
 //!
 //! The kernel layer implements [`SmBackend`] twice: over the real SA
 //! (`ib_sa_guid_info_rec_query`, one request per GUIDInfo record, the entry
-//! mask becoming the component mask bits `IB_SA_COMP_MASK(4 + i)`), and over
-//! a simulated SM for tests and demos (see [`super::SimSm`]).
+//! mask becoming the component mask bits `IB_SA_COMP_MASK(4 + i)`, and
+//! `ib_sa_cancel_query` for [`SmBackend::cancel`]), and over a simulated SM
+//! for tests and demos (see [`super::SimSm`]).
 
-use super::GUIDS_PER_RECORD;
+use core::fmt;
+
+use super::{EntryIdx, RecordIdx, GUIDS_PER_RECORD};
+
+/// The engine's identifier of a [`Request`], echoed in its [`Answer`]: an
+/// answer is applied only to the outstanding request with the same
+/// identifier.
+///
+/// Only the engine makes new ones; a backend keeps the identifier of each
+/// request it sent (or the whole [`Request`]) to build the answer and to find
+/// the query to cancel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RequestId(u64);
+
+impl RequestId {
+    /// The first identifier a port's engine hands out.
+    pub(super) const FIRST: Self = Self(1);
+
+    /// Returns the identifier after this one.
+    pub(super) const fn next(self) -> Self {
+        Self(self.0.wrapping_add(1))
+    }
+
+    /// Returns the identifier as a number, for logs.
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for RequestId {
+    /// The identifier in decimal.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
 
 /// What a GUIDInfo request asks of the SA.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,26 +59,26 @@ pub enum Method {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {
     /// The engine's identifier of this request, echoed in the [`Answer`].
-    pub id: u64,
-    /// The GUIDInfo record (block number), 0 to 15.
-    pub record: u8,
+    pub id: RequestId,
+    /// The GUIDInfo record (the SA's block number).
+    pub record: RecordIdx,
     /// SET or DELETE.
     pub method: Method,
     /// The entries of the record that the request covers: bit `i` is
     /// physical entry `8 * record + i`.
     pub mask: u8,
-    /// The GUID asked for each entry in `mask` (0: let the SM assign one);
-    /// entries outside `mask` are 0.
+    /// The GUID asked for each entry in `mask` (0: let the SM assign one),
+    /// indexed by [`EntryIdx::slot`]; entries outside `mask` are 0.
     pub guids: [u64; GUIDS_PER_RECORD],
 }
 
 impl Request {
     /// Returns the physical entries the request covers, in increasing order.
-    pub fn entries(&self) -> impl Iterator<Item = u8> + '_ {
-        (0..GUIDS_PER_RECORD as u8)
-            .zip(super::record_entries(self.record))
-            .filter(move |&(i, _)| self.mask.wrapping_shr(u32::from(i)) & 1 != 0)
-            .map(|(_, entry)| entry)
+    pub fn entries(&self) -> impl Iterator<Item = EntryIdx> {
+        let mask = self.mask;
+        self.record
+            .entries()
+            .filter(move |entry| mask & entry.bit() != 0)
     }
 }
 
@@ -64,10 +99,11 @@ pub enum AnswerStatus {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Answer {
     /// The [`Request::id`] answered.
-    pub id: u64,
+    pub id: RequestId,
     /// The GUIDInfo record the answer is for (the SA's block number), which
-    /// must be the request's.
-    pub record: u8,
+    /// must be the request's. A block number past the port is no record: the
+    /// backend answers such a reply with [`AnswerStatus::Error`].
+    pub record: RecordIdx,
     /// The outcome of the query as a whole.
     pub status: AnswerStatus,
     /// With [`AnswerStatus::Ok`], the record's GUIDs as the SA returned them.
@@ -99,14 +135,22 @@ pub enum SubmitError {
     Failed,
 }
 
-/// A way to reach the subnet manager.
+/// A way to reach the subnet manager, for [`super::Engine::run`].
 ///
 /// [`submit`](SmBackend::submit) only sends: the answer comes back later,
 /// from whatever context the backend completes in, and is handed to
 /// [`super::Engine::answer`]. A backend must answer every request it accepted
-/// exactly once (the engine also gives a request up after
-/// [`super::ANSWER_WATCHDOG_SECS`]).
+/// exactly once, a cancelled one included (its answer is then stale and the
+/// engine ignores it); the engine itself gives a request up after
+/// [`super::ANSWER_WATCHDOG_SECS`] and asks for it to be cancelled.
 pub trait SmBackend {
-    /// Sends `request` to the SM.
+    /// Sends `request` to the SM. On error the request was not sent and
+    /// will not be answered.
     fn submit(&mut self, request: &Request) -> Result<(), SubmitError>;
+
+    /// Cancels `request`, which the engine no longer waits for: it was given
+    /// up by the answer watchdog or dropped by [`super::Engine::reset`]. It
+    /// must not sleep (`ib_sa_cancel_query` takes a spinlock), and a request
+    /// that was already answered, or never sent, is no error.
+    fn cancel(&mut self, request: &Request);
 }

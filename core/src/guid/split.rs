@@ -9,7 +9,7 @@
 //! so on. A function's entry 0 is its base entry, which decides whether its
 //! port is up.
 
-use super::{GuidError, MAX_VFS, PF_GUIDS, PORT_GUIDS};
+use super::{EntryIdx, GuidError, MAX_VFS, PF_GUIDS};
 
 /// The split of a port's GUID entries for a given number of VFs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,9 +74,17 @@ impl Split {
         }
     }
 
-    /// Returns the physical index of the first entry of `function`, if it exists.
-    pub fn base(&self, function: u16) -> Option<u8> {
-        self.physical_index(function, 0)
+    /// Returns the first entry of `function`, its base entry, if the
+    /// function exists.
+    pub fn base(&self, function: u16) -> Option<EntryIdx> {
+        self.entry(function, 0)
+    }
+
+    /// Returns entry `n` of `function` as a physical entry, or `None` when
+    /// the function does not exist or has fewer than `n + 1` entries: the
+    /// typed [`Split::physical_index`].
+    pub fn entry(&self, function: u16, n: u8) -> Option<EntryIdx> {
+        self.physical_index(function, n).and_then(EntryIdx::new)
     }
 
     /// Returns the physical index of entry `n` of `function`, or `None` when
@@ -96,13 +104,11 @@ impl Split {
         u8::try_from(start + u32::from(n)).ok()
     }
 
-    /// Returns the function that owns physical entry `index` and the entry's
-    /// number within that function, or `None` when no function owns it
-    /// (entries past the PF's when there are no VFs, or `index >= 128`).
-    pub fn owner(&self, index: u8) -> Option<(u16, u8)> {
-        if usize::from(index) >= PORT_GUIDS {
-            return None;
-        }
+    /// Returns the function that owns `entry` and the entry's number within
+    /// that function, or `None` when no function owns it (entries past the
+    /// PF's when there are no VFs).
+    pub fn owner(&self, entry: EntryIdx) -> Option<(u16, u8)> {
+        let index = entry.get();
         if index < PF_GUIDS {
             return Some((0, index));
         }
