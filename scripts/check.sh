@@ -29,11 +29,9 @@ trap 'summary' EXIT
 
 # ktap_tally NAME LOG: adds the KTAP results in LOG to the tally.
 ktap_tally() {
-	local p s f
-	p=$(grep -cE '^ok [0-9]+ ' "$2" || true)
-	s=$(grep -cE '^ok [0-9]+ .* # SKIP' "$2" || true)
-	f=$(grep -cE '^not ok [0-9]+ ' "$2" || true)
-	passed=$((passed + p - s)) skipped=$((skipped + s)) failed=$((failed + f))
+	local p f s
+	read -r p f s < <(ktap_counts "$2")
+	passed=$((passed + p)) skipped=$((skipped + s)) failed=$((failed + f))
 	grep -E '^not ok ' "$2" | sed "s/^/FAILED: $1: /" || true
 }
 

@@ -85,5 +85,15 @@ cached_build() {
 	echo "$dir"
 }
 
+# ktap_counts LOG: prints "PASSED FAILED SKIPPED" for the KTAP results in
+# LOG (an "ok ... # SKIP" is skipped, not passed).
+ktap_counts() {
+	local ok skip notok
+	ok=$(grep -cE '^ok [0-9]+ ' "$1" || true)
+	skip=$(grep -cE '^ok [0-9]+ .* # SKIP' "$1" || true)
+	notok=$(grep -cE '^not ok [0-9]+ ' "$1" || true)
+	echo "$((ok - skip)) $notok $skip"
+}
+
 kernel_key() { kernel_inputs | sha256sum | cut -c1-16; }
 kernel_dir() { echo "$MLX_EXT_CACHE/kernel-$(kernel_key)"; }

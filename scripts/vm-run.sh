@@ -103,10 +103,7 @@ set -e
 say "vm: ran for $((SECONDS - start)) s"
 
 plan=$(grep -m1 -oE '^1\.\.[0-9]+' "$log" | cut -d. -f3 || true)
-pass=$(grep -cE '^ok [0-9]+ ' "$log" || true)
-skip=$(grep -cE '^ok [0-9]+ .* # SKIP' "$log" || true)
-pass=$((pass - skip))
-failed=$(grep -cE '^not ok [0-9]+ ' "$log" || true)
+read -r pass failed skip < <(ktap_counts "$log")
 fail() { say "vm: FAILED: $*"; echo "vm: $pass passed, $((failed + 1)) failed, $skip skipped"; exit 1; }
 grep -q 'Kernel panic' "$log" && fail "the guest panicked (see $log)"
 [ "$qemu_rc" = 124 ] && fail "timed out after ${timeout}s (see $log; MLX_EXT_VM_TIMEOUT sets the limit)"
