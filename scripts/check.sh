@@ -67,7 +67,7 @@ say "host: rustfmt and clippy"
 # Failures show the diff to apply (or run: cargo fmt --all).
 cargo fmt --all --check 2>&1 | head -n 60; result "cargo fmt --check" "${PIPESTATUS[0]}"
 # Module code is formatted like the kernel's (its .rustfmt.toml is the default).
-"$KRUSTFMT" --edition 2021 --check rust/mlx_ext.rs 2>&1 | head -n 60; result "rustfmt --check rust/" "${PIPESTATUS[0]}"
+"$KRUSTFMT" --edition 2021 --check rust/mlx_ext.rs rust/mlx_ext_sim.rs 2>&1 | head -n 60; result "rustfmt --check rust/" "${PIPESTATUS[0]}"
 timeout -k 10 "$cargo_timeout" cargo clippy --workspace --all-targets --color never -- -D warnings 2>&1 | tail -n 20
 result "cargo clippy -D warnings" "${PIPESTATUS[0]}"
 

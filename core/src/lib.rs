@@ -12,3 +12,4 @@
 pub mod atomics;
 pub mod caps;
 pub mod guid;
+pub mod sim;

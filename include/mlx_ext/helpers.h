@@ -94,15 +94,17 @@ void mlx_ext_kdir_destroy(struct mlx_ext_kdir *dir);
 struct mlx_ext_ddir;
 
 /**
- * mlx_ext_ddir_create - create debugfs directory @name at the debugfs root
- * with @nfiles files
+ * mlx_ext_ddir_create - create debugfs directory @name in @parent (the
+ * debugfs root if NULL) with @nfiles files
  *
- * Returns the directory or an ERR_PTR. @ops and @priv must outlive it.
+ * Returns the directory or an ERR_PTR. @ops and @priv must outlive it, and
+ * @parent must outlive it too (destroy children first).
  * Files are read through seq_file: @ops->show runs once per open-and-read,
  * however small the reader's reads; writes of a page or more are refused
  * with -EINVAL. An open file pins the module, as debugfs files must.
  */
-struct mlx_ext_ddir *mlx_ext_ddir_create(const char *name,
+struct mlx_ext_ddir *mlx_ext_ddir_create(struct mlx_ext_ddir *parent,
+					 const char *name,
 					 const struct mlx_ext_file_ops *ops,
 					 void *priv,
 					 const struct mlx_ext_file *files,
@@ -122,5 +124,68 @@ void mlx_ext_ddir_destroy(struct mlx_ext_ddir *dir);
  * /sys/class/infiniband/<name>/ itself
  */
 struct kobject *mlx_ext_ib_device_kobj(struct ib_device *dev);
+
+/**
+ * mlx_ext_ib_device_set_parent - make @parent the parent of @dev's struct
+ * device, before ib_register_device()
+ */
+void mlx_ext_ib_device_set_parent(struct ib_device *dev, struct device *parent);
+
+/**
+ * mlx_ext_ah_attr_dlid - the destination LID of an InfiniBand address
+ * (rdma_ah_get_dlid)
+ */
+u32 mlx_ext_ah_attr_dlid(const struct rdma_ah_attr *attr);
+
+/**
+ * mlx_ext_this_module - THIS_MODULE of the module the helpers are linked in
+ */
+struct module *mlx_ext_this_module(void);
+
+/*
+ * The simulator's bus (mlx_ext_sim.ko only): /sys/bus/mlx_ext_sim/ with the
+ * control files new_device and del_device, and one struct device on it per
+ * simulated adapter, the parent of its ib_device.
+ */
+
+/**
+ * struct mlx_ext_simbus_ops - the bus's control files
+ * @new_device: takes a write of @len bytes of @buf (NUL-terminated) to
+ *              new_device; returns @len or a negative errno.
+ * @del_device: the same for del_device.
+ *
+ * Neither is called once mlx_ext_simbus_unregister() has returned.
+ */
+struct mlx_ext_simbus_ops {
+	ssize_t (*new_device)(void *priv, const char *buf, size_t len);
+	ssize_t (*del_device)(void *priv, const char *buf, size_t len);
+};
+
+/**
+ * mlx_ext_simbus_register - register the bus "mlx_ext_sim"; @ops are called
+ * with @priv, which must outlive the registration
+ */
+int mlx_ext_simbus_register(const struct mlx_ext_simbus_ops *ops, void *priv);
+
+/**
+ * mlx_ext_simbus_unregister - unregister the bus, after waiting for running
+ * control writes and for the release of every device made on it
+ *
+ * Delete the devices first: this waits for their last reference to go.
+ */
+void mlx_ext_simbus_unregister(void);
+
+/**
+ * mlx_ext_simdev_add - register device "mlxsim<@id>" on the bus
+ *
+ * Returns it or an ERR_PTR. Its memory is freed by its release, which runs
+ * when the last reference is dropped after mlx_ext_simdev_del().
+ */
+struct device *mlx_ext_simdev_add(unsigned int id);
+
+/**
+ * mlx_ext_simdev_del - unregister a device made by mlx_ext_simdev_add()
+ */
+void mlx_ext_simdev_del(struct device *dev);
 
 #endif /* _MLX_EXT_HELPERS_H */

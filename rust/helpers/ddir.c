@@ -79,7 +79,8 @@ static const struct file_operations dfile_fops = {
 	.release = single_release,
 };
 
-struct mlx_ext_ddir *mlx_ext_ddir_create(const char *name,
+struct mlx_ext_ddir *mlx_ext_ddir_create(struct mlx_ext_ddir *parent,
+					 const char *name,
 					 const struct mlx_ext_file_ops *ops,
 					 void *priv,
 					 const struct mlx_ext_file *files,
@@ -96,7 +97,7 @@ struct mlx_ext_ddir *mlx_ext_ddir_create(const char *name,
 	dir->ops = ops;
 	dir->priv = priv;
 	dir->nfiles = nfiles;
-	dir->dentry = debugfs_create_dir(name, NULL);
+	dir->dentry = debugfs_create_dir(name, parent ? parent->dentry : NULL);
 	if (IS_ERR(dir->dentry)) {
 		err = PTR_ERR(dir->dentry);
 		goto free;

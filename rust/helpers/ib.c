@@ -8,3 +8,18 @@ struct kobject *mlx_ext_ib_device_kobj(struct ib_device *dev)
 {
 	return &dev->dev.kobj;
 }
+
+void mlx_ext_ib_device_set_parent(struct ib_device *dev, struct device *parent)
+{
+	dev->dev.parent = parent;
+}
+
+u32 mlx_ext_ah_attr_dlid(const struct rdma_ah_attr *attr)
+{
+	return rdma_ah_get_dlid(attr);
+}
+
+struct module *mlx_ext_this_module(void)
+{
+	return THIS_MODULE;
+}

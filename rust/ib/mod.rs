@@ -20,11 +20,21 @@
 //! layouts are checked against C at compile time (see `Kbuild`).
 
 mod bindings;
+#[cfg(mlx_ext_provider)]
+pub mod bus;
 mod client;
 pub mod debugfs;
 mod device;
+#[cfg(mlx_ext_provider)]
+pub mod driver;
 mod file;
 pub mod sysfs;
+
+/// `EOPNOTSUPP`, which the 6.12 kernel crate does not name: what a driver
+/// returns for an operation it does not offer.
+pub fn eopnotsupp() -> kernel::error::Error {
+    kernel::error::Error::from_errno(-(bindings::EOPNOTSUPP as i32))
+}
 
 pub use client::{Client, ClientVTable, HasClientVTable, Registration};
 pub use device::{Device, DeviceName, Name};

@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What an administrator writes to the simulator's bus files (SPEC section 5):
+//!
+//! - `/sys/bus/mlx_ext_sim/new_device`: `ID MODEL [PORTS [NUM_VFS]]` makes
+//!   the ib_device `mlxsim<ID>`;
+//! - `/sys/bus/mlx_ext_sim/del_device`: `ID` removes it.
+//!
+//! The text is ASCII. Fields are separated by one or more spaces or tabs;
+//! blanks before the first and after the last field are allowed, and so is one
+//! newline as the very last byte (what `echo` writes). Numbers are decimal
+//! digits only: no sign, no `0x`, no separators. Everything else is refused
+//! with `EINVAL`, before anything is created or removed.
+
+use super::model::{self, Model, MAX_NUM_VFS, MAX_PORTS};
+
+/// The largest device ID. Each device's ports get LIDs of their own on the
+/// simulated fabric, `2 + ID * MAX_PORTS + port - 1`, which must stay
+/// unicast LIDs (below `0xc000`); four digits keep the names short.
+pub const MAX_ID: u32 = 9999;
+
+/// A request to create a simulated device, as parsed from `new_device`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NewDevice {
+    /// The device number: the ib_device is named `mlxsim<ID>`.
+    pub id: u32,
+    /// The adapter model to present.
+    pub model: &'static Model,
+    /// The number of InfiniBand ports, 1 to [`MAX_PORTS`] (default 1).
+    pub ports: u8,
+    /// The number of SR-IOV VFs, 0 to [`MAX_NUM_VFS`] (default 0).
+    pub num_vfs: u16,
+}
+
+/// A numeric field of a control line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    /// The device number.
+    Id,
+    /// The number of ports.
+    Ports,
+    /// The number of VFs.
+    NumVfs,
+}
+
+/// Why a control line was refused. Every variant is `EINVAL`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ControlError {
+    /// Nothing but blanks (and the final newline) was written.
+    Empty,
+    /// A byte that is not printable ASCII, a space or a tab: a NUL, a
+    /// carriage return, another control character or a non-ASCII byte.
+    NotText,
+    /// A newline somewhere other than as the very last byte.
+    EmbeddedNewline,
+    /// A numeric field holds something other than decimal digits.
+    NotANumber {
+        /// The field that was not a number.
+        field: Field,
+    },
+    /// The ID is larger than [`MAX_ID`].
+    IdOutOfRange,
+    /// `new_device` got an ID and no model.
+    MissingModel,
+    /// The model is not one of [`model::MODELS`].
+    UnknownModel,
+    /// PORTS is a number outside 1 to [`MAX_PORTS`].
+    BadPorts,
+    /// NUM_VFS is a number above [`MAX_NUM_VFS`].
+    TooManyVfs,
+    /// More fields than the file takes.
+    TrailingInput,
+}
+
+/// `EINVAL` from `include/uapi/asm-generic/errno-base.h`.
+const EINVAL: i32 = 22;
+
+impl ControlError {
+    /// Returns the Linux errno of the error, positive (`EINVAL` = 22 for
+    /// every variant): the sysfs `store` returns its negation.
+    pub const fn errno(&self) -> i32 {
+        EINVAL
+    }
+
+    /// Returns a short message for the kernel log, saying what was wrong.
+    pub const fn message(&self) -> &'static str {
+        match self {
+            Self::Empty => "nothing written: expected \"ID MODEL [PORTS [NUM_VFS]]\" or \"ID\"",
+            Self::NotText => "only printable ASCII, spaces and tabs are allowed",
+            Self::EmbeddedNewline => "a newline is allowed only as the last character",
+            Self::NotANumber { field: Field::Id } => "ID must be decimal digits only",
+            Self::NotANumber {
+                field: Field::Ports,
+            } => "PORTS must be decimal digits only",
+            Self::NotANumber {
+                field: Field::NumVfs,
+            } => "NUM_VFS must be decimal digits only",
+            Self::IdOutOfRange => "ID must be at most 9999",
+            Self::MissingModel => "MODEL missing: expected \"ID MODEL [PORTS [NUM_VFS]]\"",
+            Self::UnknownModel => "unknown MODEL: expected cx3, connectib or cx4",
+            Self::BadPorts => "PORTS must be 1 or 2",
+            Self::TooManyVfs => "NUM_VFS must be 0 to 255",
+            Self::TrailingInput => "too many fields",
+        }
+    }
+}
+
+/// Checks the bytes of a control line and returns its fields.
+fn fields(text: &[u8]) -> Result<impl Iterator<Item = &[u8]>, ControlError> {
+    let text = match text.split_last() {
+        Some((b'\n', rest)) => rest,
+        _ => text,
+    };
+    for &b in text {
+        match b {
+            b'\n' => return Err(ControlError::EmbeddedNewline),
+            b'\t' | b' '..=b'~' => {}
+            _ => return Err(ControlError::NotText),
+        }
+    }
+    Ok(text
+        .split(|&b| b == b' ' || b == b'\t')
+        .filter(|f| !f.is_empty()))
+}
+
+/// A number field that did not parse.
+enum NumError {
+    /// Something other than decimal digits.
+    NotANumber,
+    /// Decimal digits, but more than `u32::MAX`.
+    TooLarge,
+}
+
+/// Parses a non-empty field of decimal digits.
+fn parse_u32(field: &[u8]) -> Result<u32, NumError> {
+    if field.is_empty() || !field.iter().all(u8::is_ascii_digit) {
+        return Err(NumError::NotANumber);
+    }
+    field.iter().try_fold(0u32, |acc, &d| {
+        acc.checked_mul(10)
+            .and_then(|acc| acc.checked_add(u32::from(d - b'0')))
+            .ok_or(NumError::TooLarge)
+    })
+}
+
+/// Parses the ID field.
+fn parse_id(field: &[u8]) -> Result<u32, ControlError> {
+    match parse_u32(field) {
+        Ok(id) if id <= MAX_ID => Ok(id),
+        Ok(_) | Err(NumError::TooLarge) => Err(ControlError::IdOutOfRange),
+        Err(NumError::NotANumber) => Err(ControlError::NotANumber { field: Field::Id }),
+    }
+}
+
+/// Parses a count that must lie in `min..=max`; a number too large for `u32`
+/// is out of range too, not a different error.
+fn parse_count(field: &[u8], which: Field, min: u32, max: u32) -> Result<u32, ControlError> {
+    let range = match which {
+        Field::Ports => ControlError::BadPorts,
+        _ => ControlError::TooManyVfs,
+    };
+    match parse_u32(field) {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        Ok(_) | Err(NumError::TooLarge) => Err(range),
+        Err(NumError::NotANumber) => Err(ControlError::NotANumber { field: which }),
+    }
+}
+
+/// Parses what was written to `new_device`: `ID MODEL [PORTS [NUM_VFS]]`.
+pub fn parse_new_device(text: &[u8]) -> Result<NewDevice, ControlError> {
+    let mut fields = fields(text)?;
+    let id = parse_id(fields.next().ok_or(ControlError::Empty)?)?;
+    let name = fields.next().ok_or(ControlError::MissingModel)?;
+    let model = model::find(name).ok_or(ControlError::UnknownModel)?;
+    let ports = match fields.next() {
+        None => 1,
+        Some(f) => {
+            let n = parse_count(f, Field::Ports, 1, u32::from(MAX_PORTS))?;
+            u8::try_from(n).map_err(|_| ControlError::BadPorts)?
+        }
+    };
+    let num_vfs = match fields.next() {
+        None => 0,
+        Some(f) => {
+            let n = parse_count(f, Field::NumVfs, 0, u32::from(MAX_NUM_VFS))?;
+            u16::try_from(n).map_err(|_| ControlError::TooManyVfs)?
+        }
+    };
+    if fields.next().is_some() {
+        return Err(ControlError::TrailingInput);
+    }
+    Ok(NewDevice {
+        id,
+        model,
+        ports,
+        num_vfs,
+    })
+}
+
+/// Parses what was written to `del_device`: `ID`.
+pub fn parse_del_device(text: &[u8]) -> Result<u32, ControlError> {
+    let mut fields = fields(text)?;
+    let id = parse_id(fields.next().ok_or(ControlError::Empty)?)?;
+    if fields.next().is_some() {
+        return Err(ControlError::TrailingInput);
+    }
+    Ok(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::MODELS;
+    use super::{parse_del_device, parse_new_device, ControlError, Field, NewDevice};
+
+    fn dev(id: u32, model: usize, ports: u8, num_vfs: u16) -> NewDevice {
+        NewDevice {
+            id,
+            model: &MODELS[model],
+            ports,
+            num_vfs,
+        }
+    }
+
+    #[test]
+    fn good_new_device_lines() {
+        let cases: &[(&[u8], NewDevice)] = &[
+            (b"0 cx3", dev(0, 0, 1, 0)),
+            (b"0 cx3\n", dev(0, 0, 1, 0)),
+            (b"1 connectib\n", dev(1, 1, 1, 0)),
+            (b"2 cx4 2\n", dev(2, 2, 2, 0)),
+            (b"3 cx3 1 0\n", dev(3, 0, 1, 0)),
+            (b"4 cx3 2 126\n", dev(4, 0, 2, 126)),
+            (b"5 connectib 1 127", dev(5, 1, 1, 127)),
+            (b"6 cx4 2 255\n", dev(6, 2, 2, 255)),
+            (b"  7\t\tcx3 \t 2   5  \n", dev(7, 0, 2, 5)),
+            (b"\t8 cx4\t", dev(8, 2, 1, 0)),
+            (b"007 cx3 02 0010", dev(7, 0, 2, 10)),
+            (b"9999 cx3", dev(9999, 0, 1, 0)),
+            (b"00000000000000000000042 cx4", dev(42, 2, 1, 0)),
+        ];
+        for (text, want) in cases {
+            assert_eq!(
+                parse_new_device(text),
+                Ok(*want),
+                "{:?}",
+                core::str::from_utf8(text)
+            );
+        }
+    }
+
+    #[test]
+    fn defaults_are_one_port_no_vfs() {
+        let d = parse_new_device(b"9 cx3\n").unwrap();
+        assert_eq!((d.ports, d.num_vfs), (1, 0));
+        assert_eq!(d.model.name, "cx3");
+    }
+
+    #[test]
+    fn malformed_new_device_lines() {
+        use ControlError::*;
+        let id = NotANumber { field: Field::Id };
+        let ports = NotANumber {
+            field: Field::Ports,
+        };
+        let vfs = NotANumber {
+            field: Field::NumVfs,
+        };
+        let cases: &[(&[u8], ControlError)] = &[
+            (b"", Empty),
+            (b"\n", Empty),
+            (b"   ", Empty),
+            (b" \t \n", Empty),
+            (b"1", MissingModel),
+            (b"1\n", MissingModel),
+            (b"1 \t\n", MissingModel),
+            (b"1 cx5", UnknownModel),
+            (b"1 CX3", UnknownModel),
+            (b"1 cx", UnknownModel),
+            (b"1 2", UnknownModel),
+            (b"cx3 1", id),
+            (b"-1 cx3", id),
+            (b"+1 cx3", id),
+            (b"0x1 cx3", id),
+            (b"1a cx3", id),
+            (b"1_000 cx3", id),
+            (b"1,0 cx3", id),
+            (b"4294967296 cx3", IdOutOfRange),
+            (b"10000 cx3", IdOutOfRange),
+            (b"99999999999999999999999 cx3", IdOutOfRange),
+            (b"1 cx3 0", BadPorts),
+            (b"1 cx3 3", BadPorts),
+            (b"1 cx3 256", BadPorts),
+            (b"1 cx3 99999999999999999999", BadPorts),
+            (b"1 cx3 -1", ports),
+            (b"1 cx3 two", ports),
+            (b"1 cx3 0x2", ports),
+            (b"1 cx3 1 256", TooManyVfs),
+            (b"1 cx3 1 65536", TooManyVfs),
+            (b"1 cx3 1 4294967296", TooManyVfs),
+            (b"1 cx3 1 -0", vfs),
+            (b"1 cx3 1 1e2", vfs),
+            (b"1 cx3 1 0 0", TrailingInput),
+            (b"1 cx3 1 0 x\n", TrailingInput),
+            (b"1 cx3\n\n", EmbeddedNewline),
+            (b"1\ncx3", EmbeddedNewline),
+            (b"1 cx3\n ", EmbeddedNewline),
+            (b"\n1 cx3", EmbeddedNewline),
+            (b"1 cx3\0", NotText),
+            (b"1\0 cx3", NotText),
+            (b"1 cx3\r\n", NotText),
+            (b"1 cx3 \x0b", NotText),
+            (b"1 cx3 \x7f", NotText),
+            (b"1 c\xc3\xa9", NotText),
+            (b"1 cx3 \xff\n", NotText),
+            (b"\xef\xbb\xbf1 cx3", NotText),
+        ];
+        for (text, want) in cases {
+            let got = parse_new_device(text);
+            assert_eq!(got, Err(*want), "{text:?}");
+            assert_eq!(want.errno(), 22);
+        }
+        // Every input above is distinct, and there are at least 30.
+        for (i, (a, _)) in cases.iter().enumerate() {
+            assert!(cases[..i].iter().all(|(b, _)| a != b), "{a:?} twice");
+        }
+        assert!(cases.len() >= 30);
+    }
+
+    #[test]
+    fn bytes_are_checked_before_fields() {
+        // Extra fields or a bad model do not hide a bad byte further on.
+        assert_eq!(
+            parse_new_device(b"x y z w v \0"),
+            Err(ControlError::NotText)
+        );
+        assert_eq!(
+            parse_new_device(b"1 nope\n\n"),
+            Err(ControlError::EmbeddedNewline)
+        );
+    }
+
+    #[test]
+    fn good_del_device_lines() {
+        let cases: &[(&[u8], u32)] = &[
+            (b"0", 0),
+            (b"0\n", 0),
+            (b"17\n", 17),
+            (b"  17 \t\n", 17),
+            (b"\t0017", 17),
+            (b"9999\n", 9999),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_del_device(text), Ok(*want), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn malformed_del_device_lines() {
+        use ControlError::*;
+        let id = NotANumber { field: Field::Id };
+        let cases: &[(&[u8], ControlError)] = &[
+            (b"", Empty),
+            (b"\n", Empty),
+            (b" \t ", Empty),
+            (b"1 2", TrailingInput),
+            (b"1 cx3\n", TrailingInput),
+            (b"mlxsim1", id),
+            (b"-1", id),
+            (b"0x10", id),
+            (b"4294967296\n", IdOutOfRange),
+            (b"10000\n", IdOutOfRange),
+            (b"1\n\n", EmbeddedNewline),
+            (b"1\0", NotText),
+            (b"1\r\n", NotText),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_del_device(text), Err(*want), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn every_error_is_einval_with_a_message() {
+        use ControlError::*;
+        let all = [
+            Empty,
+            NotText,
+            EmbeddedNewline,
+            NotANumber { field: Field::Id },
+            NotANumber {
+                field: Field::Ports,
+            },
+            NotANumber {
+                field: Field::NumVfs,
+            },
+            IdOutOfRange,
+            MissingModel,
+            UnknownModel,
+            BadPorts,
+            TooManyVfs,
+            TrailingInput,
+        ];
+        for (i, e) in all.iter().enumerate() {
+            assert_eq!(e.errno(), 22);
+            assert!(!e.message().is_empty());
+            // Distinct errors say distinct things.
+            assert!(all[..i].iter().all(|o| o.message() != e.message()));
+        }
+        assert_eq!(BadPorts.message(), "PORTS must be 1 or 2");
+    }
+
+    #[test]
+    fn messages_name_the_limits_and_models() {
+        use super::super::model::{MAX_NUM_VFS, MAX_PORTS};
+        // The messages hard-code the limits and model names: keep them true.
+        assert_eq!(MAX_PORTS, 2);
+        assert_eq!(MAX_NUM_VFS, 255);
+        let unknown = ControlError::UnknownModel.message();
+        for m in &MODELS {
+            assert!(unknown.contains(m.name), "{}", m.name);
+        }
+    }
+}

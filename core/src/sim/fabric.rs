@@ -1,0 +1,1350 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The rules of the simulated adapter's data path that need no kernel.
+//!
+//! The numeric values of every enum here are those of Linux 6.12's
+//! `include/rdma/ib_verbs.h` (many derived from `include/uapi/rdma/
+//! ib_user_verbs.h` and `ib_user_ioctl_verbs.h`), so that the kernel side can
+//! convert with a plain `as u32` or `from_raw`.
+//!
+//! The responder's checks follow what a real RC adapter does, and rxe
+//! (`drivers/infiniband/sw/rxe/rxe_resp.c`, `rxe_mr.c`, `rxe_comp.c`) as the
+//! software reference: a failed check is a NAK, and the status here is the
+//! one the *requester* finds in its completion.
+
+use super::model::Model;
+use crate::atomics::{masked_cmp_swap, masked_fetch_add, ReplyOrder};
+use crate::caps::AtomicCap;
+
+/// Memory access rights, as `enum ib_access_flags`.
+///
+/// Bits this type does not name are kept as they are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct Access(u32);
+
+impl Access {
+    /// `IB_ACCESS_LOCAL_WRITE`.
+    pub const LOCAL_WRITE: Self = Self(1);
+    /// `IB_ACCESS_REMOTE_WRITE`.
+    pub const REMOTE_WRITE: Self = Self(1 << 1);
+    /// `IB_ACCESS_REMOTE_READ`.
+    pub const REMOTE_READ: Self = Self(1 << 2);
+    /// `IB_ACCESS_REMOTE_ATOMIC`.
+    pub const REMOTE_ATOMIC: Self = Self(1 << 3);
+    /// `IB_ACCESS_MW_BIND`.
+    pub const MW_BIND: Self = Self(1 << 4);
+    /// `IB_ZERO_BASED`.
+    pub const ZERO_BASED: Self = Self(1 << 5);
+    /// `IB_ACCESS_ON_DEMAND`.
+    pub const ON_DEMAND: Self = Self(1 << 6);
+    /// `IB_ACCESS_HUGETLB`.
+    pub const HUGETLB: Self = Self(1 << 7);
+    /// `IB_ACCESS_FLUSH_GLOBAL`.
+    pub const FLUSH_GLOBAL: Self = Self(1 << 8);
+    /// `IB_ACCESS_FLUSH_PERSISTENT`.
+    pub const FLUSH_PERSISTENT: Self = Self(1 << 9);
+    /// `IB_ACCESS_RELAXED_ORDERING`: `IB_UVERBS_ACCESS_OPTIONAL_FIRST`, the
+    /// first of the optional bits 20 to 29.
+    pub const RELAXED_ORDERING: Self = Self(1 << 20);
+
+    /// No rights at all.
+    pub const fn empty() -> Self {
+        Self(0)
+    }
+
+    /// Wraps an `int access_flags` as ib_core passes it, unknown bits included.
+    pub const fn from_bits(bits: u32) -> Self {
+        Self(bits)
+    }
+
+    /// Returns the bits, as ib_core takes them.
+    pub const fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// Whether every right of `other` is in `self`.
+    pub const fn contains(self, other: Self) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// The rights of both.
+    pub const fn union(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+}
+
+impl core::ops::BitOr for Access {
+    type Output = Self;
+
+    fn bitor(self, other: Self) -> Self {
+        self.union(other)
+    }
+}
+
+impl core::ops::BitOrAssign for Access {
+    fn bitor_assign(&mut self, other: Self) {
+        *self = self.union(other);
+    }
+}
+
+/// A memory key (lkey or rkey) as hardware makes it: a 24-bit index into the
+/// adapter's table of regions, and in the low 8 bits a variant that the
+/// consumer changes at each fast registration, so that a stale key no longer
+/// matches the region it once named.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct Key(u32);
+
+impl Key {
+    /// The largest index a key can hold.
+    pub const MAX_INDEX: u32 = 0x00ff_ffff;
+
+    /// Makes the key `index << 8 | variant`. Bits of `index` above
+    /// [`Key::MAX_INDEX`] do not fit and are dropped.
+    pub const fn new(index: u32, variant: u8) -> Self {
+        Self((index << 8) | variant as u32)
+    }
+
+    /// Wraps a key as it appears in a work request or an `ib_mr`.
+    pub const fn from_raw(raw: u32) -> Self {
+        Self(raw)
+    }
+
+    /// Returns the key as a work request or an `ib_mr` holds it.
+    pub const fn raw(self) -> u32 {
+        self.0
+    }
+
+    /// Returns the index into the table of regions: the top 24 bits.
+    pub const fn index(self) -> u32 {
+        self.0 >> 8
+    }
+
+    /// Returns the variant: the low 8 bits.
+    pub const fn variant(self) -> u8 {
+        self.0.to_le_bytes()[0]
+    }
+
+    /// Returns the key with its variant replaced by `variant`, as
+    /// `ib_update_fast_reg_key` does to an FRWR MR's keys.
+    pub const fn with_variant(self, variant: u8) -> Self {
+        Self((self.0 & !0xff) | variant as u32)
+    }
+}
+
+/// The state of a memory region in the adapter's table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegionState {
+    /// An FRWR MR allocated by `ib_alloc_mr` and not yet registered with
+    /// `IB_WR_REG_MR`, or invalidated since: no access through its key.
+    Free,
+    /// Registered: its key grants the access of [`Region::access`].
+    Valid,
+}
+
+/// A memory region as the responder's table holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// The region's current rkey, variant included.
+    pub key: Key,
+    /// The protection domain the region belongs to (any identifier the
+    /// caller uses for PDs).
+    pub pd: u32,
+    /// The first address of the region in the requesters' address space.
+    pub iova: u64,
+    /// The length of the region in bytes.
+    pub length: u64,
+    /// The rights the region grants.
+    pub access: Access,
+    /// Whether the region is registered.
+    pub state: RegionState,
+}
+
+impl Region {
+    /// Returns the offset of `[iova, iova + len)` in the region, if the range
+    /// lies wholly inside it. Never overflows, whatever the values: a range
+    /// whose end would wrap past `u64::MAX` is outside every region.
+    pub const fn offset_of(&self, iova: u64, len: u64) -> Option<u64> {
+        // rxe's mr_check_range, in the same overflow-free form.
+        if iova < self.iova || len > self.length {
+            return None;
+        }
+        let offset = iova - self.iova;
+        if offset > self.length - len {
+            return None;
+        }
+        Some(offset)
+    }
+}
+
+/// The status of a work completion, as `enum ib_wc_status`.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WcStatus {
+    /// `IB_WC_SUCCESS`.
+    Success = 0,
+    /// `IB_WC_LOC_LEN_ERR`.
+    LocLenErr = 1,
+    /// `IB_WC_LOC_QP_OP_ERR`.
+    LocQpOpErr = 2,
+    /// `IB_WC_LOC_EEC_OP_ERR`.
+    LocEecOpErr = 3,
+    /// `IB_WC_LOC_PROT_ERR`.
+    LocProtErr = 4,
+    /// `IB_WC_WR_FLUSH_ERR`.
+    WrFlushErr = 5,
+    /// `IB_WC_MW_BIND_ERR`.
+    MwBindErr = 6,
+    /// `IB_WC_BAD_RESP_ERR`.
+    BadRespErr = 7,
+    /// `IB_WC_LOC_ACCESS_ERR`.
+    LocAccessErr = 8,
+    /// `IB_WC_REM_INV_REQ_ERR`.
+    RemInvReqErr = 9,
+    /// `IB_WC_REM_ACCESS_ERR`.
+    RemAccessErr = 10,
+    /// `IB_WC_REM_OP_ERR`.
+    RemOpErr = 11,
+    /// `IB_WC_RETRY_EXC_ERR`.
+    RetryExcErr = 12,
+    /// `IB_WC_RNR_RETRY_EXC_ERR`.
+    RnrRetryExcErr = 13,
+    /// `IB_WC_LOC_RDD_VIOL_ERR`.
+    LocRddViolErr = 14,
+    /// `IB_WC_REM_INV_RD_REQ_ERR`.
+    RemInvRdReqErr = 15,
+    /// `IB_WC_REM_ABORT_ERR`.
+    RemAbortErr = 16,
+    /// `IB_WC_INV_EECN_ERR`.
+    InvEecnErr = 17,
+    /// `IB_WC_INV_EEC_STATE_ERR`.
+    InvEecStateErr = 18,
+    /// `IB_WC_FATAL_ERR`.
+    FatalErr = 19,
+    /// `IB_WC_RESP_TIMEOUT_ERR`.
+    RespTimeoutErr = 20,
+    /// `IB_WC_GENERAL_ERR`.
+    GeneralErr = 21,
+}
+
+impl WcStatus {
+    /// Every status, in numeric order: `ALL[n]` has the value `n`.
+    pub const ALL: [Self; 22] = [
+        Self::Success,
+        Self::LocLenErr,
+        Self::LocQpOpErr,
+        Self::LocEecOpErr,
+        Self::LocProtErr,
+        Self::WrFlushErr,
+        Self::MwBindErr,
+        Self::BadRespErr,
+        Self::LocAccessErr,
+        Self::RemInvReqErr,
+        Self::RemAccessErr,
+        Self::RemOpErr,
+        Self::RetryExcErr,
+        Self::RnrRetryExcErr,
+        Self::LocRddViolErr,
+        Self::RemInvRdReqErr,
+        Self::RemAbortErr,
+        Self::InvEecnErr,
+        Self::InvEecStateErr,
+        Self::FatalErr,
+        Self::RespTimeoutErr,
+        Self::GeneralErr,
+    ];
+
+    /// Converts a value of `enum ib_wc_status`.
+    pub fn from_raw(raw: u32) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| *s as u32 == raw)
+    }
+}
+
+/// The opcode of a work completion, as `enum ib_wc_opcode`.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WcOpcode {
+    /// `IB_WC_SEND`.
+    Send = 0,
+    /// `IB_WC_RDMA_WRITE`.
+    RdmaWrite = 1,
+    /// `IB_WC_RDMA_READ`.
+    RdmaRead = 2,
+    /// `IB_WC_COMP_SWAP`.
+    CompSwap = 3,
+    /// `IB_WC_FETCH_ADD`.
+    FetchAdd = 4,
+    /// `IB_WC_BIND_MW`.
+    BindMw = 5,
+    /// `IB_WC_LOCAL_INV`.
+    LocalInv = 6,
+    /// `IB_WC_LSO` (`IB_UVERBS_WC_TSO`).
+    Lso = 7,
+    /// `IB_WC_FLUSH` (`IB_UVERBS_WC_FLUSH`).
+    Flush = 8,
+    /// `IB_WC_ATOMIC_WRITE` (`IB_UVERBS_WC_ATOMIC_WRITE`).
+    AtomicWrite = 9,
+    /// `IB_WC_REG_MR`: the first kernel-only value, after `ATOMIC_WRITE`.
+    RegMr = 10,
+    /// `IB_WC_MASKED_COMP_SWAP`.
+    MaskedCompSwap = 11,
+    /// `IB_WC_MASKED_FETCH_ADD`.
+    MaskedFetchAdd = 12,
+    /// `IB_WC_RECV`: `1 << 7`, so that `opcode & IB_WC_RECV` tests for a
+    /// receive.
+    Recv = 1 << 7,
+    /// `IB_WC_RECV_RDMA_WITH_IMM`.
+    RecvRdmaWithImm = (1 << 7) + 1,
+}
+
+/// The opcode of a send work request, as `enum ib_wr_opcode`.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WrOpcode {
+    /// `IB_WR_RDMA_WRITE`.
+    RdmaWrite = 0,
+    /// `IB_WR_RDMA_WRITE_WITH_IMM`.
+    RdmaWriteWithImm = 1,
+    /// `IB_WR_SEND`.
+    Send = 2,
+    /// `IB_WR_SEND_WITH_IMM`.
+    SendWithImm = 3,
+    /// `IB_WR_RDMA_READ`.
+    RdmaRead = 4,
+    /// `IB_WR_ATOMIC_CMP_AND_SWP`.
+    AtomicCmpAndSwp = 5,
+    /// `IB_WR_ATOMIC_FETCH_AND_ADD`.
+    AtomicFetchAndAdd = 6,
+    /// `IB_WR_LOCAL_INV`.
+    LocalInv = 7,
+    /// `IB_WR_BIND_MW`.
+    BindMw = 8,
+    /// `IB_WR_SEND_WITH_INV`.
+    SendWithInv = 9,
+    /// `IB_WR_LSO` (`IB_UVERBS_WR_TSO`).
+    Lso = 10,
+    /// `IB_WR_RDMA_READ_WITH_INV`.
+    RdmaReadWithInv = 11,
+    /// `IB_WR_MASKED_ATOMIC_CMP_AND_SWP`.
+    MaskedAtomicCmpAndSwp = 12,
+    /// `IB_WR_MASKED_ATOMIC_FETCH_AND_ADD`.
+    MaskedAtomicFetchAndAdd = 13,
+    /// `IB_WR_FLUSH`.
+    Flush = 14,
+    /// `IB_WR_ATOMIC_WRITE`.
+    AtomicWrite = 15,
+    /// `IB_WR_REG_MR`: kernel only.
+    RegMr = 0x20,
+    /// `IB_WR_REG_MR_INTEGRITY`: kernel only.
+    RegMrIntegrity = 0x21,
+}
+
+impl WrOpcode {
+    /// Every opcode, in numeric order.
+    pub const ALL: [Self; 18] = [
+        Self::RdmaWrite,
+        Self::RdmaWriteWithImm,
+        Self::Send,
+        Self::SendWithImm,
+        Self::RdmaRead,
+        Self::AtomicCmpAndSwp,
+        Self::AtomicFetchAndAdd,
+        Self::LocalInv,
+        Self::BindMw,
+        Self::SendWithInv,
+        Self::Lso,
+        Self::RdmaReadWithInv,
+        Self::MaskedAtomicCmpAndSwp,
+        Self::MaskedAtomicFetchAndAdd,
+        Self::Flush,
+        Self::AtomicWrite,
+        Self::RegMr,
+        Self::RegMrIntegrity,
+    ];
+
+    /// Converts a value of `enum ib_wr_opcode`. The values reserved for
+    /// drivers (`IB_WR_RESERVED1` = 0xf0 and on) and unassigned ones give
+    /// `None`.
+    pub fn from_raw(raw: u32) -> Option<Self> {
+        Self::ALL.into_iter().find(|o| *o as u32 == raw)
+    }
+
+    /// Returns the opcode of the completion of a work request with this
+    /// opcode, as rxe's `wr_to_wc_opcode` and mlx4's CQ code map them. The
+    /// immediate and invalidate variants complete as their base operation;
+    /// `REG_MR_INTEGRITY` completes as `REG_MR`.
+    pub const fn wc_opcode(self) -> WcOpcode {
+        match self {
+            Self::RdmaWrite | Self::RdmaWriteWithImm => WcOpcode::RdmaWrite,
+            Self::Send | Self::SendWithImm | Self::SendWithInv => WcOpcode::Send,
+            Self::RdmaRead | Self::RdmaReadWithInv => WcOpcode::RdmaRead,
+            Self::AtomicCmpAndSwp => WcOpcode::CompSwap,
+            Self::AtomicFetchAndAdd => WcOpcode::FetchAdd,
+            Self::LocalInv => WcOpcode::LocalInv,
+            Self::BindMw => WcOpcode::BindMw,
+            Self::Lso => WcOpcode::Lso,
+            Self::MaskedAtomicCmpAndSwp => WcOpcode::MaskedCompSwap,
+            Self::MaskedAtomicFetchAndAdd => WcOpcode::MaskedFetchAdd,
+            Self::Flush => WcOpcode::Flush,
+            Self::AtomicWrite => WcOpcode::AtomicWrite,
+            Self::RegMr | Self::RegMrIntegrity => WcOpcode::RegMr,
+        }
+    }
+
+    /// Whether this is one of the two standard atomics (CAS, FA).
+    pub const fn is_standard_atomic(self) -> bool {
+        matches!(self, Self::AtomicCmpAndSwp | Self::AtomicFetchAndAdd)
+    }
+
+    /// Whether this is one of the two masked atomics.
+    pub const fn is_masked_atomic(self) -> bool {
+        matches!(
+            self,
+            Self::MaskedAtomicCmpAndSwp | Self::MaskedAtomicFetchAndAdd
+        )
+    }
+}
+
+/// The length of the word an atomic operates on.
+pub const ATOMIC_LEN: u64 = 8;
+
+/// Checks a remote access of `len` bytes at `iova` with rkey `rkey`, needing
+/// the rights `need`, on a responder QP whose PD is `pd`. `region` is the
+/// region the responder's table holds at `Key::from_raw(rkey).index()`, or
+/// `None` if the slot is empty or out of the table.
+///
+/// Returns the offset of `iova` in the region, or the status the requester's
+/// completion gets: `RemAccessErr` for every failure (rxe's
+/// `RESPST_ERR_RKEY_VIOLATION`, a NAK "remote access error"): no region, a
+/// key whose variant or index differs from the region's, another PD, a region
+/// not registered, a right missing, or a range not wholly inside the region
+/// (including one whose end wraps past `u64::MAX`).
+///
+/// A zero-length RDMA READ or WRITE checks nothing and returns `Ok(0)`
+/// (IB spec C9-88: such a request need carry no valid address or rkey; rxe
+/// does the same): the caller must not touch `region` then.
+pub fn check_remote(
+    region: Option<&Region>,
+    rkey: u32,
+    pd: u32,
+    iova: u64,
+    len: u64,
+    need: Access,
+) -> Result<u64, WcStatus> {
+    if len == 0 {
+        return Ok(0);
+    }
+    // rxe's lookup_mr: the whole key (variant included), the PD, the rights
+    // and the state must all match.
+    let region = match region {
+        Some(r)
+            if r.key.raw() == rkey
+                && r.pd == pd
+                && r.state == RegionState::Valid
+                && r.access.contains(need) =>
+        {
+            r
+        }
+        _ => return Err(WcStatus::RemAccessErr),
+    };
+    region.offset_of(iova, len).ok_or(WcStatus::RemAccessErr)
+}
+
+/// Checks the target of an atomic (standard or masked): as [`check_remote`]
+/// for the 8 bytes at `iova` with [`Access::REMOTE_ATOMIC`], then `iova` must
+/// be 8-byte aligned.
+///
+/// A misaligned `iova` in a region that grants the access gives
+/// `RemInvReqErr`: rxe's `rxe_mr_do_atomic_op` returns
+/// `RESPST_ERR_MISALIGNED_ATOMIC`, which `rxe_responder` answers as a class C
+/// error with NAK "invalid request" (`AETH_NAK_INVALID_REQ`), and the
+/// requester's `rxe_comp.c` turns that NAK into `IB_WC_REM_INV_REQ_ERR`. rxe
+/// checks the key, rights and range (in `check_rkey`) before alignment (in
+/// `atomic_reply`), so a misaligned atomic that also fails those gets
+/// `RemAccessErr`; the same order is kept here. (rxe tests the alignment of
+/// the address within the page, which is that of `iova` when the region
+/// starts at an 8-aligned address for an 8-aligned `iova`.)
+pub fn check_atomic(
+    region: Option<&Region>,
+    rkey: u32,
+    pd: u32,
+    iova: u64,
+) -> Result<u64, WcStatus> {
+    let offset = check_remote(region, rkey, pd, iova, ATOMIC_LEN, Access::REMOTE_ATOMIC)?;
+    if iova % ATOMIC_LEN != 0 {
+        return Err(WcStatus::RemInvReqErr);
+    }
+    Ok(offset)
+}
+
+/// An atomic operation with its operands, read from a `struct ib_atomic_wr`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    /// `IB_WR_ATOMIC_CMP_AND_SWP`.
+    CmpSwap {
+        /// Swap if the word equals this.
+        compare: u64,
+        /// The value to store.
+        swap: u64,
+    },
+    /// `IB_WR_ATOMIC_FETCH_AND_ADD`.
+    FetchAdd {
+        /// The value to add, modulo 2^64.
+        add: u64,
+    },
+    /// `IB_WR_MASKED_ATOMIC_CMP_AND_SWP` (MskCmpSwap, SPEC section 2).
+    MaskedCmpSwap {
+        /// The value to compare with.
+        compare: u64,
+        /// The bits that take part in the comparison.
+        compare_mask: u64,
+        /// The value to store.
+        swap: u64,
+        /// The bits that are stored.
+        swap_mask: u64,
+    },
+    /// `IB_WR_MASKED_ATOMIC_FETCH_AND_ADD` (MFetchAdd, SPEC section 2).
+    MaskedFetchAdd {
+        /// The value to add, field by field.
+        add: u64,
+        /// A set bit marks the most significant bit of a field.
+        field_boundary: u64,
+    },
+}
+
+impl AtomicOp {
+    /// Reads the operands of an atomic work request from the four fields of
+    /// `struct ib_atomic_wr`, as mlx4 (`qp.c`) and RDS (`ib_send.c`) read
+    /// them (SPEC section 2):
+    ///
+    /// | opcode | `compare_add` | `compare_add_mask` | `swap` | `swap_mask` |
+    /// |---|---|---|---|---|
+    /// | CMP_AND_SWP | compare | — | swap | — |
+    /// | FETCH_AND_ADD | add | — | — | — |
+    /// | MASKED_CMP_AND_SWP | compare | compare_mask | swap | swap_mask |
+    /// | MASKED_FETCH_AND_ADD | add | field_boundary | — | — |
+    ///
+    /// Returns `None` for an opcode that is not an atomic of these four.
+    pub const fn from_wr(
+        opcode: WrOpcode,
+        compare_add: u64,
+        compare_add_mask: u64,
+        swap: u64,
+        swap_mask: u64,
+    ) -> Option<Self> {
+        match opcode {
+            WrOpcode::AtomicCmpAndSwp => Some(Self::CmpSwap {
+                compare: compare_add,
+                swap,
+            }),
+            WrOpcode::AtomicFetchAndAdd => Some(Self::FetchAdd { add: compare_add }),
+            WrOpcode::MaskedAtomicCmpAndSwp => Some(Self::MaskedCmpSwap {
+                compare: compare_add,
+                compare_mask: compare_add_mask,
+                swap,
+                swap_mask,
+            }),
+            WrOpcode::MaskedAtomicFetchAndAdd => Some(Self::MaskedFetchAdd {
+                add: compare_add,
+                field_boundary: compare_add_mask,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a masked operation.
+    pub const fn is_masked(&self) -> bool {
+        matches!(
+            self,
+            Self::MaskedCmpSwap { .. } | Self::MaskedFetchAdd { .. }
+        )
+    }
+
+    /// Returns the work request opcode of this operation.
+    pub const fn opcode(&self) -> WrOpcode {
+        match self {
+            Self::CmpSwap { .. } => WrOpcode::AtomicCmpAndSwp,
+            Self::FetchAdd { .. } => WrOpcode::AtomicFetchAndAdd,
+            Self::MaskedCmpSwap { .. } => WrOpcode::MaskedAtomicCmpAndSwp,
+            Self::MaskedFetchAdd { .. } => WrOpcode::MaskedAtomicFetchAndAdd,
+        }
+    }
+
+    /// Returns the new value of the word whose value was `old`. The response
+    /// of every atomic is `old` itself.
+    pub const fn new_value(&self, old: u64) -> u64 {
+        match *self {
+            // A standard CAS is a masked one comparing and swapping all bits,
+            // a standard FA a masked one with no field boundary.
+            Self::CmpSwap { compare, swap } => masked_cmp_swap(old, compare, !0, swap, !0),
+            Self::FetchAdd { add } => masked_fetch_add(old, add, 0),
+            Self::MaskedCmpSwap {
+                compare,
+                compare_mask,
+                swap,
+                swap_mask,
+            } => masked_cmp_swap(old, compare, compare_mask, swap, swap_mask),
+            Self::MaskedFetchAdd {
+                add,
+                field_boundary,
+            } => masked_fetch_add(old, add, field_boundary),
+        }
+    }
+}
+
+/// Returns the 8 bytes the adapter writes into the requester's SGE as the
+/// response `old` of an atomic: in the host's order, or big-endian (most
+/// significant byte first) for a device that replies big-endian.
+pub const fn reply_bytes(old: u64, order: ReplyOrder) -> [u8; 8] {
+    match order {
+        ReplyOrder::Host => old.to_ne_bytes(),
+        ReplyOrder::BigEndian => old.to_be_bytes(),
+    }
+}
+
+/// Why `post_send` refused a work request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PostError {
+    /// The device does not execute this opcode (`EINVAL`, as rxe's "bad wr
+    /// opcode for qp type").
+    Inval,
+}
+
+impl PostError {
+    /// Returns the Linux errno of the error, positive (`EINVAL` = 22):
+    /// `post_send` returns its negation.
+    pub const fn errno(&self) -> i32 {
+        match self {
+            Self::Inval => 22,
+        }
+    }
+
+    /// Returns a short message for the kernel log.
+    pub const fn message(&self) -> &'static str {
+        match self {
+            Self::Inval => "opcode not supported by this model",
+        }
+    }
+}
+
+/// Checks at post time that `model` executes `opcode`: a model without masked
+/// atomics refuses the masked opcodes (as rxe does), and one whose
+/// `atomic_cap` is `none` refuses the standard atomics too.
+pub fn post_check(model: &Model, opcode: WrOpcode) -> Result<(), PostError> {
+    if opcode.is_masked_atomic() && !model.masked_atomics {
+        return Err(PostError::Inval);
+    }
+    if opcode.is_standard_atomic() && model.atomic_cap == AtomicCap::None {
+        return Err(PostError::Inval);
+    }
+    Ok(())
+}
+
+/// The state of a queue pair, as `enum ib_qp_state`.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QpState {
+    /// `IB_QPS_RESET`.
+    Reset = 0,
+    /// `IB_QPS_INIT`.
+    Init = 1,
+    /// `IB_QPS_RTR`: ready to receive.
+    Rtr = 2,
+    /// `IB_QPS_RTS`: ready to send.
+    Rts = 3,
+    /// `IB_QPS_SQD`: send queue drained.
+    Sqd = 4,
+    /// `IB_QPS_SQE`: send queue error.
+    Sqe = 5,
+    /// `IB_QPS_ERR`.
+    Err = 6,
+}
+
+impl QpState {
+    /// Every state, in numeric order.
+    pub const ALL: [Self; 7] = [
+        Self::Reset,
+        Self::Init,
+        Self::Rtr,
+        Self::Rts,
+        Self::Sqd,
+        Self::Sqe,
+        Self::Err,
+    ];
+
+    /// Converts a value of `enum ib_qp_state`.
+    pub fn from_raw(raw: u32) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| *s as u32 == raw)
+    }
+}
+
+/// Whether the simulator executes send work requests posted in `state`: in
+/// RTS only. (In ERR they are accepted and flushed: see [`flushes`].)
+pub const fn can_post_send(state: QpState) -> bool {
+    matches!(state, QpState::Rts)
+}
+
+/// Whether receive work requests may be posted in `state`: from INIT on, as
+/// the IB spec says (the receive queue keeps working in SQD and SQE, whose
+/// trouble is the send queue's). In ERR they are accepted and flushed: see
+/// [`flushes`]; in RESET they are refused.
+pub const fn can_post_recv(state: QpState) -> bool {
+    matches!(
+        state,
+        QpState::Init | QpState::Rtr | QpState::Rts | QpState::Sqd | QpState::Sqe
+    )
+}
+
+/// Whether work requests posted or outstanding in `state` complete at once
+/// with [`WcStatus::WrFlushErr`]: in ERR.
+pub const fn flushes(state: QpState) -> bool {
+    matches!(state, QpState::Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::atomics::{reference, AtomicReply, Be64};
+
+    #[test]
+    fn access_values_are_ib_access_flags() {
+        let pinned = [
+            (Access::LOCAL_WRITE, 1),
+            (Access::REMOTE_WRITE, 2),
+            (Access::REMOTE_READ, 4),
+            (Access::REMOTE_ATOMIC, 8),
+            (Access::MW_BIND, 16),
+            (Access::ZERO_BASED, 32),
+            (Access::ON_DEMAND, 64),
+            (Access::HUGETLB, 128),
+            (Access::FLUSH_GLOBAL, 256),
+            (Access::FLUSH_PERSISTENT, 512),
+            (Access::RELAXED_ORDERING, 0x0010_0000),
+        ];
+        for (a, v) in pinned {
+            assert_eq!(a.bits(), v);
+        }
+    }
+
+    #[test]
+    fn access_contains() {
+        let rw = Access::REMOTE_READ | Access::REMOTE_WRITE;
+        assert!(rw.contains(Access::REMOTE_READ));
+        assert!(rw.contains(rw));
+        assert!(rw.contains(Access::empty()));
+        assert!(!rw.contains(Access::REMOTE_ATOMIC));
+        assert!(!rw.contains(rw | Access::REMOTE_ATOMIC));
+        let mut a = Access::from_bits(0x8000_0000);
+        a |= Access::LOCAL_WRITE;
+        assert_eq!(a.bits(), 0x8000_0001);
+        assert!(!Access::empty().contains(Access::LOCAL_WRITE));
+    }
+
+    #[test]
+    fn keys_are_index_and_variant() {
+        let k = Key::new(0x12_3456, 0x78);
+        assert_eq!(k.raw(), 0x1234_5678);
+        assert_eq!(k.index(), 0x12_3456);
+        assert_eq!(k.variant(), 0x78);
+        assert_eq!(Key::from_raw(0x1234_5678), k);
+        assert_eq!(Key::new(Key::MAX_INDEX, 0xff).raw(), u32::MAX);
+        // The index is 24 bits: the rest does not fit.
+        assert_eq!(Key::new(0x0100_0001, 0).index(), 1);
+    }
+
+    #[test]
+    fn with_variant_is_ib_update_fast_reg_key() {
+        let k = Key::new(7, 0x11);
+        let k2 = k.with_variant(0x12);
+        assert_eq!(k2.raw(), (k.raw() & 0xffff_ff00) | 0x12);
+        assert_eq!(k2.index(), 7);
+        assert_eq!(k2.variant(), 0x12);
+        assert_ne!(k2, k);
+        assert_eq!(k2.with_variant(0x11), k);
+        assert_eq!(Key::from_raw(u32::MAX).with_variant(0).raw(), 0xffff_ff00);
+    }
+
+    const PD: u32 = 3;
+
+    fn region(access: Access) -> Region {
+        Region {
+            key: Key::new(5, 0x20),
+            pd: PD,
+            iova: 0x1000,
+            length: 0x100,
+            access,
+            state: RegionState::Valid,
+        }
+    }
+
+    fn all_remote() -> Access {
+        Access::LOCAL_WRITE | Access::REMOTE_READ | Access::REMOTE_WRITE | Access::REMOTE_ATOMIC
+    }
+
+    #[test]
+    fn check_remote_accepts_a_good_access() {
+        let r = region(all_remote());
+        let rkey = r.key.raw();
+        assert_eq!(
+            check_remote(Some(&r), rkey, PD, 0x1000, 0x100, Access::REMOTE_READ),
+            Ok(0)
+        );
+        assert_eq!(
+            check_remote(Some(&r), rkey, PD, 0x1010, 0x10, Access::REMOTE_WRITE),
+            Ok(0x10)
+        );
+        assert_eq!(
+            check_remote(Some(&r), rkey, PD, 0x10ff, 1, Access::REMOTE_READ),
+            Ok(0xff)
+        );
+    }
+
+    #[test]
+    fn check_remote_refuses_bad_keys_and_states() {
+        let r = region(all_remote());
+        let rkey = r.key.raw();
+        let read = Access::REMOTE_READ;
+        let err = Err(WcStatus::RemAccessErr);
+        // Unknown key: nothing in the slot.
+        assert_eq!(check_remote(None, rkey, PD, 0x1000, 8, read), err);
+        // The slot's region has moved on to another variant: the old key
+        // no longer works, the new one does.
+        let reregistered = Region {
+            key: r.key.with_variant(0x21),
+            ..r
+        };
+        assert_eq!(
+            check_remote(Some(&reregistered), rkey, PD, 0x1000, 8, read),
+            err
+        );
+        let new_key = reregistered.key.raw();
+        assert_eq!(
+            check_remote(Some(&reregistered), new_key, PD, 0x1000, 8, read),
+            Ok(0)
+        );
+        // A key whose index is not the region's.
+        let other = Key::new(6, 0x20).raw();
+        assert_eq!(check_remote(Some(&r), other, PD, 0x1000, 8, read), err);
+        // Another PD.
+        assert_eq!(check_remote(Some(&r), rkey, PD + 1, 0x1000, 8, read), err);
+        // Allocated but not registered, or invalidated.
+        let free = Region {
+            state: RegionState::Free,
+            ..r
+        };
+        assert_eq!(check_remote(Some(&free), rkey, PD, 0x1000, 8, read), err);
+    }
+
+    #[test]
+    fn check_remote_needs_every_right() {
+        let r = region(Access::LOCAL_WRITE | Access::REMOTE_READ);
+        let rkey = r.key.raw();
+        let err = Err(WcStatus::RemAccessErr);
+        assert_eq!(
+            check_remote(Some(&r), rkey, PD, 0x1000, 8, Access::REMOTE_READ),
+            Ok(0)
+        );
+        assert_eq!(
+            check_remote(Some(&r), rkey, PD, 0x1000, 8, Access::REMOTE_WRITE),
+            err
+        );
+        assert_eq!(
+            check_remote(
+                Some(&r),
+                rkey,
+                PD,
+                0x1000,
+                8,
+                Access::REMOTE_READ | Access::REMOTE_WRITE
+            ),
+            err
+        );
+    }
+
+    #[test]
+    fn check_remote_bounds() {
+        let r = region(all_remote());
+        let rkey = r.key.raw();
+        let read = Access::REMOTE_READ;
+        let err = Err(WcStatus::RemAccessErr);
+        assert_eq!(check_remote(Some(&r), rkey, PD, 0xfff, 1, read), err);
+        assert_eq!(check_remote(Some(&r), rkey, PD, 0xfff, 2, read), err);
+        assert_eq!(check_remote(Some(&r), rkey, PD, 0x1000, 0x101, read), err);
+        assert_eq!(check_remote(Some(&r), rkey, PD, 0x10f9, 8, read), err);
+        assert_eq!(check_remote(Some(&r), rkey, PD, 0x1100, 1, read), err);
+        // iova + len wraps to 4, inside the region by a naive check.
+        assert_eq!(check_remote(Some(&r), rkey, PD, u64::MAX - 3, 8, read), err);
+        assert_eq!(
+            check_remote(Some(&r), rkey, PD, 0x1000, u64::MAX, read),
+            err
+        );
+    }
+
+    #[test]
+    fn check_remote_bounds_at_the_top_of_the_address_space() {
+        // A region ending exactly at 2^64.
+        let top = Region {
+            iova: u64::MAX - 15,
+            length: 16,
+            ..region(all_remote())
+        };
+        let rkey = top.key.raw();
+        let read = Access::REMOTE_READ;
+        assert_eq!(
+            check_remote(Some(&top), rkey, PD, u64::MAX - 7, 8, read),
+            Ok(8)
+        );
+        assert_eq!(
+            check_remote(Some(&top), rkey, PD, u64::MAX, 1, read),
+            Ok(15)
+        );
+        assert_eq!(
+            check_remote(Some(&top), rkey, PD, u64::MAX - 7, 9, read),
+            Err(WcStatus::RemAccessErr)
+        );
+        assert_eq!(
+            check_remote(Some(&top), rkey, PD, u64::MAX, 2, read),
+            Err(WcStatus::RemAccessErr)
+        );
+        // The largest region: everything but address 0.
+        let huge = Region {
+            iova: 1,
+            length: u64::MAX,
+            ..top
+        };
+        assert_eq!(
+            check_remote(Some(&huge), rkey, PD, u64::MAX, 1, read),
+            Ok(u64::MAX - 1)
+        );
+        assert_eq!(
+            check_remote(Some(&huge), rkey, PD, 1, u64::MAX, read),
+            Ok(0)
+        );
+        assert_eq!(
+            check_remote(Some(&huge), rkey, PD, u64::MAX, 2, read),
+            Err(WcStatus::RemAccessErr)
+        );
+        assert_eq!(
+            check_remote(Some(&huge), rkey, PD, 0, 1, read),
+            Err(WcStatus::RemAccessErr)
+        );
+    }
+
+    #[test]
+    fn zero_length_checks_nothing() {
+        assert_eq!(
+            check_remote(None, 0, 0, u64::MAX, 0, Access::REMOTE_WRITE),
+            Ok(0)
+        );
+    }
+
+    #[test]
+    fn check_atomic_rules() {
+        let r = region(all_remote());
+        let rkey = r.key.raw();
+        assert_eq!(check_atomic(Some(&r), rkey, PD, 0x1000), Ok(0));
+        assert_eq!(check_atomic(Some(&r), rkey, PD, 0x10f8), Ok(0xf8));
+        // Misaligned, inside a region that grants atomics.
+        for iova in [0x1001, 0x1004, 0x1007, 0x10f0 + 1] {
+            assert_eq!(
+                check_atomic(Some(&r), rkey, PD, iova),
+                Err(WcStatus::RemInvReqErr),
+                "{iova:#x}"
+            );
+        }
+        // The 8 bytes must be inside: the last aligned word is 0x10f8.
+        assert_eq!(
+            check_atomic(Some(&r), rkey, PD, 0x1100),
+            Err(WcStatus::RemAccessErr)
+        );
+        // Misaligned and past the end: the range check comes first, as in rxe.
+        assert_eq!(
+            check_atomic(Some(&r), rkey, PD, 0x10fc),
+            Err(WcStatus::RemAccessErr)
+        );
+        // Read and write rights are not atomic rights.
+        let rw = region(Access::LOCAL_WRITE | Access::REMOTE_READ | Access::REMOTE_WRITE);
+        assert_eq!(
+            check_atomic(Some(&rw), rkey, PD, 0x1000),
+            Err(WcStatus::RemAccessErr)
+        );
+        // Misaligned without the right: access error first.
+        assert_eq!(
+            check_atomic(Some(&rw), rkey, PD, 0x1001),
+            Err(WcStatus::RemAccessErr)
+        );
+        // A stale variant.
+        assert_eq!(
+            check_atomic(Some(&r), r.key.with_variant(0x1f).raw(), PD, 0x1000),
+            Err(WcStatus::RemAccessErr)
+        );
+        assert_eq!(
+            check_atomic(None, rkey, PD, 0x1000),
+            Err(WcStatus::RemAccessErr)
+        );
+    }
+
+    #[test]
+    fn wc_status_values_are_ib_wc_status() {
+        let pinned = [
+            (WcStatus::Success, 0),
+            (WcStatus::LocLenErr, 1),
+            (WcStatus::LocQpOpErr, 2),
+            (WcStatus::LocProtErr, 4),
+            (WcStatus::WrFlushErr, 5),
+            (WcStatus::RemInvReqErr, 9),
+            (WcStatus::RemAccessErr, 10),
+            (WcStatus::RemOpErr, 11),
+            (WcStatus::RetryExcErr, 12),
+            (WcStatus::RnrRetryExcErr, 13),
+            (WcStatus::FatalErr, 19),
+            (WcStatus::RespTimeoutErr, 20),
+            (WcStatus::GeneralErr, 21),
+        ];
+        for (s, v) in pinned {
+            assert_eq!(s as u32, v);
+            assert_eq!(WcStatus::from_raw(v), Some(s));
+        }
+        for (n, s) in WcStatus::ALL.iter().enumerate() {
+            assert_eq!(*s as usize, n);
+        }
+        assert_eq!(WcStatus::from_raw(22), None);
+    }
+
+    #[test]
+    fn wc_opcode_values_are_ib_wc_opcode() {
+        let pinned = [
+            (WcOpcode::Send, 0),
+            (WcOpcode::RdmaWrite, 1),
+            (WcOpcode::RdmaRead, 2),
+            (WcOpcode::CompSwap, 3),
+            (WcOpcode::FetchAdd, 4),
+            (WcOpcode::BindMw, 5),
+            (WcOpcode::LocalInv, 6),
+            (WcOpcode::Lso, 7),
+            (WcOpcode::Flush, 8),
+            (WcOpcode::AtomicWrite, 9),
+            (WcOpcode::RegMr, 10),
+            (WcOpcode::MaskedCompSwap, 11),
+            (WcOpcode::MaskedFetchAdd, 12),
+            (WcOpcode::Recv, 128),
+            (WcOpcode::RecvRdmaWithImm, 129),
+        ];
+        for (o, v) in pinned {
+            assert_eq!(o as u32, v);
+        }
+    }
+
+    #[test]
+    fn wr_opcode_values_are_ib_wr_opcode() {
+        let pinned = [
+            (WrOpcode::RdmaWrite, 0),
+            (WrOpcode::RdmaWriteWithImm, 1),
+            (WrOpcode::Send, 2),
+            (WrOpcode::SendWithImm, 3),
+            (WrOpcode::RdmaRead, 4),
+            (WrOpcode::AtomicCmpAndSwp, 5),
+            (WrOpcode::AtomicFetchAndAdd, 6),
+            (WrOpcode::LocalInv, 7),
+            (WrOpcode::BindMw, 8),
+            (WrOpcode::SendWithInv, 9),
+            (WrOpcode::Lso, 10),
+            (WrOpcode::RdmaReadWithInv, 11),
+            (WrOpcode::MaskedAtomicCmpAndSwp, 12),
+            (WrOpcode::MaskedAtomicFetchAndAdd, 13),
+            (WrOpcode::Flush, 14),
+            (WrOpcode::AtomicWrite, 15),
+            (WrOpcode::RegMr, 0x20),
+            (WrOpcode::RegMrIntegrity, 0x21),
+        ];
+        assert_eq!(pinned.len(), WrOpcode::ALL.len());
+        for (o, v) in pinned {
+            assert_eq!(o as u32, v);
+            assert_eq!(WrOpcode::from_raw(v), Some(o));
+        }
+        for raw in [16, 0x1f, 0x22, 0xf0, 0xf9, u32::MAX] {
+            assert_eq!(WrOpcode::from_raw(raw), None, "{raw:#x}");
+        }
+    }
+
+    #[test]
+    fn wr_to_wc_opcodes() {
+        use WcOpcode as C;
+        use WrOpcode as R;
+        let pinned = [
+            (R::RdmaWrite, C::RdmaWrite),
+            (R::RdmaWriteWithImm, C::RdmaWrite),
+            (R::Send, C::Send),
+            (R::SendWithImm, C::Send),
+            (R::SendWithInv, C::Send),
+            (R::RdmaRead, C::RdmaRead),
+            (R::RdmaReadWithInv, C::RdmaRead),
+            (R::AtomicCmpAndSwp, C::CompSwap),
+            (R::AtomicFetchAndAdd, C::FetchAdd),
+            (R::LocalInv, C::LocalInv),
+            (R::BindMw, C::BindMw),
+            (R::Lso, C::Lso),
+            (R::MaskedAtomicCmpAndSwp, C::MaskedCompSwap),
+            (R::MaskedAtomicFetchAndAdd, C::MaskedFetchAdd),
+            (R::Flush, C::Flush),
+            (R::AtomicWrite, C::AtomicWrite),
+            (R::RegMr, C::RegMr),
+            (R::RegMrIntegrity, C::RegMr),
+        ];
+        assert_eq!(pinned.len(), WrOpcode::ALL.len());
+        for (r, c) in pinned {
+            assert_eq!(r.wc_opcode(), c, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn ib_atomic_wr_fields_map_as_mlx4_reads_them() {
+        // Four distinct values, so that any swapped field shows.
+        let (ca, cam, s, sm) = (0x1111, 0x2222, 0x3333, 0x4444);
+        let from = |op| AtomicOp::from_wr(op, ca, cam, s, sm);
+        assert_eq!(
+            from(WrOpcode::AtomicCmpAndSwp),
+            Some(AtomicOp::CmpSwap {
+                compare: ca,
+                swap: s
+            })
+        );
+        assert_eq!(
+            from(WrOpcode::AtomicFetchAndAdd),
+            Some(AtomicOp::FetchAdd { add: ca })
+        );
+        assert_eq!(
+            from(WrOpcode::MaskedAtomicCmpAndSwp),
+            Some(AtomicOp::MaskedCmpSwap {
+                compare: ca,
+                compare_mask: cam,
+                swap: s,
+                swap_mask: sm
+            })
+        );
+        // The add value is compare_add, the boundary compare_add_mask.
+        assert_eq!(
+            from(WrOpcode::MaskedAtomicFetchAndAdd),
+            Some(AtomicOp::MaskedFetchAdd {
+                add: ca,
+                field_boundary: cam
+            })
+        );
+        for op in WrOpcode::ALL {
+            let atomic = op.is_standard_atomic() || op.is_masked_atomic();
+            assert_eq!(from(op).is_some(), atomic, "{op:?}");
+            if let Some(a) = from(op) {
+                assert_eq!(a.opcode(), op);
+                assert_eq!(a.is_masked(), op.is_masked_atomic());
+            }
+        }
+    }
+
+    #[test]
+    fn new_values_by_hand() {
+        let cases = [
+            // CAS: equal swaps, unequal keeps.
+            (
+                AtomicOp::CmpSwap {
+                    compare: 5,
+                    swap: 9,
+                },
+                5,
+                9,
+            ),
+            (
+                AtomicOp::CmpSwap {
+                    compare: 5,
+                    swap: 9,
+                },
+                6,
+                6,
+            ),
+            // FA wraps.
+            (AtomicOp::FetchAdd { add: 1 }, u64::MAX, 0),
+            (AtomicOp::FetchAdd { add: 0x10 }, 0xff0, 0x1000),
+            // Masked CAS: only the masked bits compare and swap.
+            (
+                AtomicOp::MaskedCmpSwap {
+                    compare: 0x00ab,
+                    compare_mask: 0x00ff,
+                    swap: 0xcd00,
+                    swap_mask: 0xff00,
+                },
+                0x12ab,
+                0xcdab,
+            ),
+            (
+                AtomicOp::MaskedCmpSwap {
+                    compare: 0x00ab,
+                    compare_mask: 0x00ff,
+                    swap: 0xcd00,
+                    swap_mask: 0xff00,
+                },
+                0x12ac,
+                0x12ac,
+            ),
+            // compare_mask 0 always swaps; swap_mask 0 never changes.
+            (
+                AtomicOp::MaskedCmpSwap {
+                    compare: 1,
+                    compare_mask: 0,
+                    swap: 7,
+                    swap_mask: !0,
+                },
+                2,
+                7,
+            ),
+            (
+                AtomicOp::MaskedCmpSwap {
+                    compare: 2,
+                    compare_mask: !0,
+                    swap: 7,
+                    swap_mask: 0,
+                },
+                2,
+                2,
+            ),
+            // field_boundary 0: a plain add, carries cross every byte.
+            (
+                AtomicOp::MaskedFetchAdd {
+                    add: 1,
+                    field_boundary: 0,
+                },
+                0x00ff_ffff,
+                0x0100_0000,
+            ),
+            // field_boundary !0: XOR.
+            (
+                AtomicOp::MaskedFetchAdd {
+                    add: 0xff00_ff00,
+                    field_boundary: !0,
+                },
+                0x0ff0_0ff0,
+                0xf0f0_f0f0,
+            ),
+            // Two 32-bit fields: the low one wraps without carrying.
+            (
+                AtomicOp::MaskedFetchAdd {
+                    add: 0x0000_0001_0000_0001,
+                    field_boundary: 0x8000_0000_8000_0000,
+                },
+                0x0000_0005_ffff_ffff,
+                0x0000_0006_0000_0000,
+            ),
+        ];
+        for (op, old, new) in cases {
+            assert_eq!(op.new_value(old), new, "{op:?} on {old:#x}");
+        }
+    }
+
+    #[test]
+    fn new_values_match_the_reference() {
+        let words = [
+            0,
+            1,
+            u64::MAX,
+            0x8000_0000_0000_0000,
+            0x0123_4567_89ab_cdef,
+            0xfedc_ba98_7654_3210,
+            0x00ff_00ff_00ff_00ff,
+        ];
+        for &old in &words {
+            for &a in &words {
+                for &b in &words {
+                    let cas = AtomicOp::CmpSwap {
+                        compare: a,
+                        swap: b,
+                    };
+                    assert_eq!(
+                        cas.new_value(old),
+                        reference::masked_cmp_swap(old, a, !0, b, !0)
+                    );
+                    assert_eq!(cas.new_value(old), if old == a { b } else { old });
+                    let fa = AtomicOp::FetchAdd { add: a };
+                    assert_eq!(fa.new_value(old), old.wrapping_add(a));
+                    let mfa = AtomicOp::MaskedFetchAdd {
+                        add: a,
+                        field_boundary: b,
+                    };
+                    assert_eq!(mfa.new_value(old), reference::masked_fetch_add(old, a, b));
+                    let mcas = AtomicOp::MaskedCmpSwap {
+                        compare: a,
+                        compare_mask: b,
+                        swap: !a,
+                        swap_mask: b ^ old,
+                    };
+                    assert_eq!(
+                        mcas.new_value(old),
+                        reference::masked_cmp_swap(old, a, b, !a, b ^ old)
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reply_bytes_orders() {
+        let old = 0x0102_0304_0506_0708;
+        assert_eq!(
+            reply_bytes(old, ReplyOrder::BigEndian),
+            [1, 2, 3, 4, 5, 6, 7, 8]
+        );
+        assert_eq!(reply_bytes(old, ReplyOrder::Host), old.to_ne_bytes());
+        if cfg!(target_endian = "little") {
+            assert_eq!(reply_bytes(old, ReplyOrder::Host), [8, 7, 6, 5, 4, 3, 2, 1]);
+        }
+        // What mlx_ext reads back from the SGE gives the old value again.
+        for order in [ReplyOrder::Host, ReplyOrder::BigEndian] {
+            let raw = u64::from_ne_bytes(reply_bytes(old, order));
+            assert_eq!(AtomicReply::new(raw, order).value(), old);
+        }
+        assert_eq!(
+            Be64::from_bytes(reply_bytes(old, ReplyOrder::BigEndian)).to_host(),
+            old
+        );
+    }
+
+    #[test]
+    fn post_check_by_model() {
+        use super::super::model::MODELS;
+        let [cx3, cib, cx4] = &MODELS;
+        for op in WrOpcode::ALL {
+            assert_eq!(post_check(cx3, op), Ok(()), "{op:?}");
+            assert_eq!(post_check(cib, op), Ok(()), "{op:?}");
+            let want = if op.is_masked_atomic() {
+                Err(PostError::Inval)
+            } else {
+                Ok(())
+            };
+            assert_eq!(post_check(cx4, op), want, "{op:?}");
+        }
+        let no_atomics = Model {
+            atomic_cap: AtomicCap::None,
+            ..*cx4
+        };
+        assert_eq!(
+            post_check(&no_atomics, WrOpcode::AtomicFetchAndAdd),
+            Err(PostError::Inval)
+        );
+        assert_eq!(post_check(&no_atomics, WrOpcode::RdmaRead), Ok(()));
+        assert_eq!(PostError::Inval.errno(), 22);
+    }
+
+    #[test]
+    fn qp_state_values_and_rules() {
+        for (n, s) in QpState::ALL.iter().enumerate() {
+            assert_eq!(*s as usize, n);
+            assert_eq!(QpState::from_raw(*s as u32), Some(*s));
+        }
+        assert_eq!(QpState::from_raw(7), None);
+        assert_eq!(QpState::Err as u32, 6);
+        let send = QpState::ALL.map(can_post_send);
+        assert_eq!(send, [false, false, false, true, false, false, false]);
+        let recv = QpState::ALL.map(can_post_recv);
+        assert_eq!(recv, [false, true, true, true, true, true, false]);
+        let flush = QpState::ALL.map(flushes);
+        assert_eq!(flush, [false, false, false, false, false, false, true]);
+    }
+}

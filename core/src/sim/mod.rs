@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The pure rules of the simulator `mlx_ext_sim` (SPEC section 5): software
+//! `ib_device`s with the identities of Mellanox adapters and an in-memory
+//! fabric, in the spirit of the kernel's netdevsim.
+//!
+//! - [`model`]: the adapters the simulator can pretend to be, as one table.
+//! - [`control`]: what an administrator writes to
+//!   `/sys/bus/mlx_ext_sim/new_device` and `del_device`.
+//! - [`fabric`]: the data path's rules that need no kernel: access flags,
+//!   memory keys, the responder's checks of a remote access and their
+//!   completion statuses, the `ib_atomic_wr` operand mapping, reply bytes and
+//!   QP states, with the numeric values of the 6.12 `ib_verbs.h` enums.
+//!
+//! The kernel mounts this directory with `#[path]`, so files here name each
+//! other through `super::` and their siblings as `crate::atomics` and
+//! `crate::caps`, never through a crate name.
+
+pub mod control;
+pub mod fabric;
+pub mod model;
+
+pub use control::{ControlError, Field, NewDevice};
+pub use fabric::{
+    Access, AtomicOp, Key, PostError, QpState, Region, RegionState, WcOpcode, WcStatus, WrOpcode,
+};
+pub use model::{Model, MAX_NUM_VFS, MAX_PORTS, MODELS};

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The simulator's bus, `/sys/bus/mlx_ext_sim/`: its control files and the
+//! struct device of each simulated adapter.
+//!
+//! C header: [`include/mlx_ext/helpers.h`](../../include/mlx_ext/helpers.h).
+//!
+//! The 6.12 kernel crate has no bus abstraction; `rust/helpers/simbus.c`
+//! registers the bus, calls [`BusOps`] for writes to `new_device` and
+//! `del_device`, and makes the devices. There is one such bus per kernel:
+//! only one [`Bus`] may exist at a time.
+
+use super::bindings;
+use core::ffi::c_void;
+use core::ptr::NonNull;
+use kernel::ffi::c_char;
+use kernel::{error::to_result, prelude::*};
+
+/// What the bus's control files do.
+pub trait BusOps: Send + Sync + 'static {
+    /// Takes a write to `new_device`.
+    fn new_device(&self, text: &[u8]) -> Result;
+
+    /// Takes a write to `del_device`.
+    fn del_device(&self, text: &[u8]) -> Result;
+
+    /// Called first when the bus goes: refuse every later write, and delete
+    /// every device (drop every [`BusDevice`]) before returning.
+    fn shutdown(&self);
+}
+
+/// The registered bus, served by `T`; unregistered on drop.
+///
+/// # Invariants
+///
+/// The bus is registered with `data` as its private pointer.
+pub struct Bus<T: BusOps> {
+    data: KBox<T>,
+}
+
+impl<T: BusOps> Bus<T> {
+    const OPS: bindings::mlx_ext_simbus_ops = bindings::mlx_ext_simbus_ops {
+        new_device: Some(Self::new_device_callback),
+        del_device: Some(Self::del_device_callback),
+    };
+
+    /// Registers the bus.
+    pub fn new(data: T) -> Result<Self> {
+        let data = KBox::new(data, GFP_KERNEL)?;
+        let priv_: *const T = &*data;
+        // SAFETY: the ops are static; `priv_` stays valid until `drop`
+        // unregisters the bus, after which no callback runs.
+        to_result(unsafe {
+            bindings::mlx_ext_simbus_register(&Self::OPS, priv_.cast_mut().cast())
+        })?;
+        // INVARIANT: registered above.
+        Ok(Self { data })
+    }
+
+    /// The data serving the bus.
+    pub fn data(&self) -> &T {
+        &self.data
+    }
+
+    /// # Safety
+    ///
+    /// Called by the C helper only, with the private pointer of a live `Bus<T>`
+    /// and a NUL-terminated buffer of `len` bytes.
+    unsafe extern "C" fn new_device_callback(
+        priv_: *mut c_void,
+        buf: *const c_char,
+        len: usize,
+    ) -> isize {
+        // SAFETY: per the function's contract.
+        let (data, text) = unsafe { (&*priv_.cast::<T>(), text(buf, len)) };
+        match data.new_device(text) {
+            Ok(()) => len.try_into().unwrap_or(isize::MAX),
+            Err(e) => e.to_errno() as isize,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// As `new_device_callback`.
+    unsafe extern "C" fn del_device_callback(
+        priv_: *mut c_void,
+        buf: *const c_char,
+        len: usize,
+    ) -> isize {
+        // SAFETY: per the function's contract.
+        let (data, text) = unsafe { (&*priv_.cast::<T>(), text(buf, len)) };
+        match data.del_device(text) {
+            Ok(()) => len.try_into().unwrap_or(isize::MAX),
+            Err(e) => e.to_errno() as isize,
+        }
+    }
+}
+
+/// # Safety
+///
+/// `buf` points to `len` readable bytes, valid for `'a`.
+unsafe fn text<'a>(buf: *const c_char, len: usize) -> &'a [u8] {
+    // SAFETY: per the caller.
+    unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), len) }
+}
+
+impl<T: BusOps> Drop for Bus<T> {
+    fn drop(&mut self) {
+        self.data.shutdown();
+        // SAFETY: registered (invariant). This waits for control writes in
+        // progress (which `shutdown` made refuse) and for the release of
+        // every device; no callback runs after it.
+        unsafe { bindings::mlx_ext_simbus_unregister() };
+    }
+}
+
+/// A simulated adapter's struct device on the bus, `mlxsim<ID>`; deleted on
+/// drop.
+///
+/// # Invariants
+///
+/// `raw` was returned by `mlx_ext_simdev_add` and not deleted yet.
+pub struct BusDevice {
+    raw: NonNull<bindings::device>,
+}
+
+// SAFETY: the device may be deleted from any thread; `&BusDevice` only reads
+// its address.
+unsafe impl Send for BusDevice {}
+// SAFETY: as above.
+unsafe impl Sync for BusDevice {}
+
+impl BusDevice {
+    /// Adds device `mlxsim<id>` to the bus. The bus must be registered (it
+    /// is while a [`BusOps`] callback runs).
+    pub fn new(id: u32) -> Result<Self> {
+        // SAFETY: a pure C call; the name is formatted by the helper.
+        let raw = kernel::error::from_err_ptr(unsafe { bindings::mlx_ext_simdev_add(id) })?;
+        // INVARIANT: made above; an error pointer was turned into `Err`.
+        Ok(Self {
+            raw: NonNull::new(raw).ok_or(ENOMEM)?,
+        })
+    }
+
+    pub(super) fn as_raw(&self) -> *mut bindings::device {
+        self.raw.as_ptr()
+    }
+}
+
+impl Drop for BusDevice {
+    fn drop(&mut self) {
+        // SAFETY: live (invariant), deleted only here. Its memory is freed by
+        // its release once the last reference (a child's) is gone.
+        unsafe { bindings::mlx_ext_simdev_del(self.raw.as_ptr()) };
+    }
+}

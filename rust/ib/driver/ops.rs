@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The `struct ib_device_ops` of a [`Driver`]: C callbacks that find the
+//! driver's data and call its methods.
+//!
+//! Every callback is only ever called by ib_core, for a device registered by
+//! [`super::Registration`] with these ops, with objects it allocated with the
+//! sizes set here (or MRs made here). ib_core serialises the create and
+//! destroy of each object against its other uses (a ULP may not use an
+//! object it is destroying); the rest may run concurrently, which `T`'s
+//! `Sync` data allows.
+
+use super::super::bindings;
+use super::objects::{Cq, CqNotifier, DevObj, Mr, Pd, Qp};
+use super::types::{QpAttr, QpInitAttr, QpState, RecvWr, SendWr, Sge, WcSink};
+use super::Driver;
+use core::{ffi::c_int, marker::PhantomData};
+use kernel::{error::from_result, prelude::*, ThisModule};
+
+pub(super) struct Adapter<T: Driver>(PhantomData<T>);
+
+/// `IB_FW_VERSION_NAME_MAX`, defined as `ETHTOOL_FWVERS_LEN`.
+const FW_STR_MAX: usize = bindings::ETHTOOL_FWVERS_LEN as usize;
+
+/// Formats into a C buffer, keeping the last byte for the NUL.
+struct CBuf<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl core::fmt::Write for CBuf<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let room = self.buf.len().saturating_sub(self.len + 1);
+        let n = s.len().min(room);
+        let dst = self
+            .buf
+            .get_mut(self.len..self.len + n)
+            .ok_or(core::fmt::Error)?;
+        dst.copy_from_slice(s.as_bytes().get(..n).ok_or(core::fmt::Error)?);
+        self.len += n;
+        if n < s.len() {
+            return Err(core::fmt::Error);
+        }
+        Ok(())
+    }
+}
+
+/// The scatter/gather list of a work request.
+///
+/// # Safety
+///
+/// `sg_list` points to `num_sge` entries valid for `'a` (if `num_sge > 0`).
+unsafe fn sges<'a>(sg_list: *const bindings::ib_sge, num_sge: c_int) -> Result<&'a [Sge]> {
+    let n = usize::try_from(num_sge).map_err(|_| EINVAL)?;
+    if n == 0 || sg_list.is_null() {
+        return Ok(&[]);
+    }
+    // SAFETY: per the caller; `Sge` has `ib_sge`'s layout (checked in
+    // `types`).
+    Ok(unsafe { core::slice::from_raw_parts(sg_list.cast::<Sge>(), n) })
+}
+
+// The callbacks' safety contract is the one in the module comment: called by
+// ib_core only, for a device of `T`, with objects of `T`.
+#[allow(clippy::missing_safety_doc)]
+impl<T: Driver> Adapter<T> {
+    /// The ops table, for `ib_set_device_ops` (which copies it).
+    pub(super) fn ops(module: &'static ThisModule) -> bindings::ib_device_ops {
+        bindings::ib_device_ops {
+            owner: module.as_ptr().cast(),
+            driver_id: bindings::rdma_driver_id_RDMA_DRIVER_UNKNOWN,
+            query_device: Some(Self::query_device),
+            query_port: Some(Self::query_port),
+            get_port_immutable: Some(Self::get_port_immutable),
+            query_pkey: Some(Self::query_pkey),
+            query_gid: Some(Self::query_gid),
+            get_dev_fw_str: Some(Self::get_dev_fw_str),
+            alloc_pd: Some(Self::alloc_pd),
+            dealloc_pd: Some(Self::dealloc_pd),
+            create_cq: Some(Self::create_cq),
+            destroy_cq: Some(Self::destroy_cq),
+            poll_cq: Some(Self::poll_cq),
+            req_notify_cq: Some(Self::req_notify_cq),
+            create_qp: Some(Self::create_qp),
+            modify_qp: Some(Self::modify_qp),
+            destroy_qp: Some(Self::destroy_qp),
+            post_send: Some(Self::post_send),
+            post_recv: Some(Self::post_recv),
+            get_dma_mr: Some(Self::get_dma_mr),
+            reg_user_mr: Some(Self::reg_user_mr),
+            dereg_mr: Some(Self::dereg_mr),
+            size_ib_pd: Pd::<T>::SIZE,
+            size_ib_cq: Cq::<T>::SIZE,
+            size_ib_qp: Qp::<T>::SIZE,
+            ..Default::default()
+        }
+    }
+
+    unsafe extern "C" fn query_device(
+        ib: *mut bindings::ib_device,
+        attr: *mut bindings::ib_device_attr,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        // SAFETY: see the module comment; `attr` is ib_core's, zeroed by
+        // `setup_device` (or `ib_uverbs`, which cannot reach this device).
+        let (dev, attr) = unsafe { (DevObj::<T>::from_ib(ib), &mut *attr) };
+        dev.query_device().write(attr);
+        0
+    }
+
+    unsafe extern "C" fn query_port(
+        ib: *mut bindings::ib_device,
+        port: u32,
+        attr: *mut bindings::ib_port_attr,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: see the module comment; `__ib_query_port` zeroed `attr`.
+            let (dev, attr) = unsafe { (DevObj::<T>::from_ib(ib), &mut *attr) };
+            dev.query_port(port)?.write(attr);
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn get_port_immutable(
+        ib: *mut bindings::ib_device,
+        port: u32,
+        imm: *mut bindings::ib_port_immutable,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: see the module comment.
+            let (dev, imm) = unsafe { (DevObj::<T>::from_ib(ib), &mut *imm) };
+            let p = dev.port_immutable(port)?;
+            imm.pkey_tbl_len = p.pkey_tbl_len.try_into()?;
+            imm.gid_tbl_len = p.gid_tbl_len.try_into()?;
+            imm.core_cap_flags = p.core_cap_flags;
+            imm.max_mad_size = p.max_mad_size;
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn query_pkey(
+        ib: *mut bindings::ib_device,
+        port: u32,
+        index: u16,
+        pkey: *mut u16,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: see the module comment.
+            let dev = unsafe { DevObj::<T>::from_ib(ib) };
+            let value = dev.query_pkey(port, index)?;
+            // SAFETY: ib_core passes a `u16` to fill.
+            unsafe { pkey.write(value) };
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn query_gid(
+        ib: *mut bindings::ib_device,
+        port: u32,
+        index: c_int,
+        gid: *mut bindings::ib_gid,
+    ) -> c_int {
+        const { assert!(core::mem::size_of::<bindings::ib_gid>() == 16) };
+        from_result(|| {
+            // SAFETY: see the module comment.
+            let dev = unsafe { DevObj::<T>::from_ib(ib) };
+            let value = dev.query_gid(port, index.try_into()?)?;
+            // SAFETY: `union ib_gid` is 16 bytes (checked above), `raw`
+            // among them; ib_core passes one to fill.
+            unsafe { gid.cast::<[u8; 16]>().write(value) };
+            Ok(0)
+        })
+    }
+
+    /// The firmware version of `attrs.fw_ver` as Mellanox drivers print
+    /// it: `major.minor.subminor` from bits 63..32, 31..16 and 15..0.
+    unsafe extern "C" fn get_dev_fw_str(
+        ib: *mut bindings::ib_device,
+        out: *mut kernel::ffi::c_char,
+    ) {
+        use core::fmt::Write;
+        // SAFETY: see the module comment; `attrs` was filled at
+        // registration, and `out` is ib_core's buffer of
+        // `IB_FW_VERSION_NAME_MAX` bytes.
+        let (fw, buf) = unsafe {
+            (
+                (*ib).attrs.fw_ver,
+                core::slice::from_raw_parts_mut(out.cast::<u8>(), FW_STR_MAX),
+            )
+        };
+        let mut w = CBuf { buf, len: 0 };
+        // A version that does not fit is cut short, still NUL-terminated.
+        let _ = write!(w, "{}.{}.{}", fw >> 32, (fw >> 16) & 0xffff, fw & 0xffff);
+        let end = w.len;
+        if let Some(nul) = w.buf.get_mut(end) {
+            *nul = 0;
+        }
+    }
+
+    unsafe extern "C" fn alloc_pd(
+        pd: *mut bindings::ib_pd,
+        udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        from_result(|| {
+            if !udata.is_null() {
+                return Err(super::super::eopnotsupp());
+            }
+            // SAFETY: see the module comment; the data is initialised below,
+            // before any other use.
+            let (pd, dev) = unsafe {
+                let pd = Pd::<T>::from_raw(pd);
+                (pd, DevObj::<T>::from_ib((*pd.raw()).device))
+            };
+            let data = dev.alloc_pd()?;
+            // SAFETY: not initialised yet; ib_core uses the PD only after.
+            unsafe { pd.init((), data) };
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn dealloc_pd(
+        pd: *mut bindings::ib_pd,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        // SAFETY: see the module comment; ib_core frees the PD after this
+        // returns and never uses it again.
+        unsafe { Pd::<T>::from_raw(pd).drop_data() };
+        0
+    }
+
+    unsafe extern "C" fn create_cq(
+        cq: *mut bindings::ib_cq,
+        attr: *const bindings::ib_cq_init_attr,
+        attrs: *mut bindings::uverbs_attr_bundle,
+    ) -> c_int {
+        from_result(|| {
+            if !attrs.is_null() {
+                return Err(super::super::eopnotsupp());
+            }
+            // SAFETY: see the module comment; the data is initialised below,
+            // before any other use.
+            let (obj, dev, entries) = unsafe {
+                let obj = Cq::<T>::from_raw(cq);
+                (obj, DevObj::<T>::from_ib((*cq).device), (*attr).cqe)
+            };
+            let notifier = CqNotifier::new(cq)?;
+            let data = dev.create_cq(entries, notifier.clone())?;
+            // SAFETY: not initialised yet; `cqe` is the driver's to report.
+            unsafe {
+                obj.init(notifier, data);
+                (*cq).cqe = entries.try_into().unwrap_or(i32::MAX);
+            }
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn destroy_cq(
+        cq: *mut bindings::ib_cq,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        // SAFETY: see the module comment.
+        let (obj, dev) = unsafe { (Cq::<T>::from_raw(cq), DevObj::<T>::from_ib((*cq).device)) };
+        dev.destroy_cq(obj);
+        // No completion handler runs after this, nor while ib_core frees
+        // the CQ.
+        obj.layer().kill();
+        // SAFETY: ib_core frees the CQ after this returns, unused.
+        unsafe { obj.drop_data() };
+        0
+    }
+
+    unsafe extern "C" fn poll_cq(
+        cq: *mut bindings::ib_cq,
+        num: c_int,
+        wc: *mut bindings::ib_wc,
+    ) -> c_int {
+        // SAFETY: see the module comment.
+        let (obj, dev) = unsafe { (Cq::<T>::from_raw(cq), DevObj::<T>::from_ib((*cq).device)) };
+        let Ok(cap) = usize::try_from(num) else {
+            return 0;
+        };
+        // SAFETY: the caller passes an array of `num` completions.
+        let mut sink = unsafe { WcSink::new(wc, cap) };
+        dev.poll_cq(obj, &mut sink);
+        sink.len().try_into().unwrap_or(0)
+    }
+
+    unsafe extern "C" fn req_notify_cq(
+        cq: *mut bindings::ib_cq,
+        flags: bindings::ib_cq_notify_flags,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: see the module comment.
+            let (obj, dev) = unsafe { (Cq::<T>::from_raw(cq), DevObj::<T>::from_ib((*cq).device)) };
+            let solicited = flags & bindings::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK
+                == bindings::ib_cq_notify_flags_IB_CQ_SOLICITED;
+            let report = flags & bindings::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0;
+            Ok(c_int::from(dev.req_notify_cq(obj, solicited, report)?))
+        })
+    }
+
+    unsafe extern "C" fn create_qp(
+        qp: *mut bindings::ib_qp,
+        init: *mut bindings::ib_qp_init_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        from_result(|| {
+            if !udata.is_null() {
+                return Err(super::super::eopnotsupp());
+            }
+            // SAFETY: ib_core passes the ULP's attributes, valid during the
+            // call.
+            let init = unsafe { &*init };
+            if init.send_cq.is_null() || init.recv_cq.is_null() {
+                return Err(EINVAL);
+            }
+            // SAFETY: the CQs are live CQs the ULP made; `device` is set by
+            // ib_core when it makes one. A CQ of another device is not a
+            // `Cq<T>`.
+            let foreign = unsafe {
+                (*init.send_cq).device != (*qp).device || (*init.recv_cq).device != (*qp).device
+            };
+            if foreign {
+                return Err(EINVAL);
+            }
+            // SAFETY: see the module comment; `create_qp` in verbs.c set the
+            // QP's device and PD before calling us, and the CQs are the
+            // ULP's, of this device (ib_core takes a use count on them for
+            // the QP's life). The data is initialised below, before any
+            // other use.
+            let (obj, dev, pd, send_cq, recv_cq) = unsafe {
+                (
+                    Qp::<T>::from_raw(qp),
+                    DevObj::<T>::from_ib((*qp).device),
+                    Pd::<T>::from_raw((*qp).pd),
+                    Cq::<T>::from_raw(init.send_cq),
+                    Cq::<T>::from_raw(init.recv_cq),
+                )
+            };
+            let attr = QpInitAttr {
+                rc: init.qp_type == bindings::ib_qp_type_IB_QPT_RC,
+                max_send_wr: init.cap.max_send_wr,
+                max_recv_wr: init.cap.max_recv_wr,
+                max_send_sge: init.cap.max_send_sge,
+                max_recv_sge: init.cap.max_recv_sge,
+                signal_all: init.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR,
+                create_flags: init.create_flags,
+                srq_or_xrc: !init.srq.is_null() || !init.xrcd.is_null(),
+            };
+            let (data, qpn) = dev.create_qp(pd, send_cq, recv_cq, &attr)?;
+            // SAFETY: not initialised yet; `qp_num` is the driver's to set.
+            unsafe {
+                obj.init((), data);
+                (*qp).qp_num = qpn;
+            }
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn modify_qp(
+        qp: *mut bindings::ib_qp,
+        attr: *mut bindings::ib_qp_attr,
+        mask: c_int,
+        udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        from_result(|| {
+            if !udata.is_null() {
+                return Err(super::super::eopnotsupp());
+            }
+            // SAFETY: see the module comment.
+            let (obj, dev, a) = unsafe {
+                (
+                    Qp::<T>::from_raw(qp),
+                    DevObj::<T>::from_ib((*qp).device),
+                    &*attr,
+                )
+            };
+            let mask = u32::try_from(mask).map_err(|_| EINVAL)?;
+            let state = |raw, bit| -> Result<Option<QpState>> {
+                if mask & bit == 0 {
+                    return Ok(None);
+                }
+                QpState::from_raw(raw).map(Some).ok_or(EINVAL)
+            };
+            let dlid = if mask & bindings::ib_qp_attr_mask_IB_QP_AV != 0 {
+                // SAFETY: `ah_attr` is valid when `IB_QP_AV` is set.
+                unsafe { bindings::mlx_ext_ah_attr_dlid(&a.ah_attr) }
+            } else {
+                0
+            };
+            let attr = QpAttr {
+                state: state(a.qp_state, bindings::ib_qp_attr_mask_IB_QP_STATE)?,
+                cur_state: state(a.cur_qp_state, bindings::ib_qp_attr_mask_IB_QP_CUR_STATE)?,
+                access_flags: u32::try_from(a.qp_access_flags).map_err(|_| EINVAL)?,
+                port: a.port_num,
+                dlid,
+                dest_qp_num: a.dest_qp_num,
+                max_rd_atomic: a.max_rd_atomic,
+                max_dest_rd_atomic: a.max_dest_rd_atomic,
+            };
+            dev.modify_qp(obj, &attr, mask)?;
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn destroy_qp(
+        qp: *mut bindings::ib_qp,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        // SAFETY: see the module comment.
+        let (obj, dev) = unsafe { (Qp::<T>::from_raw(qp), DevObj::<T>::from_ib((*qp).device)) };
+        dev.destroy_qp(obj);
+        // SAFETY: ib_core frees the QP after this returns, unused.
+        unsafe { obj.drop_data() };
+        0
+    }
+
+    unsafe extern "C" fn post_send(
+        qp: *mut bindings::ib_qp,
+        mut wr: *const bindings::ib_send_wr,
+        bad: *mut *const bindings::ib_send_wr,
+    ) -> c_int {
+        // SAFETY: see the module comment.
+        let (obj, dev) = unsafe { (Qp::<T>::from_raw(qp), DevObj::<T>::from_ib((*qp).device)) };
+        while !wr.is_null() {
+            // SAFETY: the ULP's chain of WRs is valid during the call.
+            let r = unsafe { Self::send_wr(wr) }.and_then(|w| dev.post_send(obj, &w));
+            if let Err(e) = r {
+                // SAFETY: ib_core passes where to report the failed WR.
+                unsafe { bad.write(wr) };
+                return e.to_errno();
+            }
+            // SAFETY: as above.
+            wr = unsafe { (*wr).next };
+        }
+        0
+    }
+
+    /// Reads a send WR, with the fields of the larger struct its opcode
+    /// says it is embedded in (as rxe's `init_send_wr` does).
+    ///
+    /// # Safety
+    ///
+    /// `wr` is a WR a ULP posted, valid during the call.
+    unsafe fn send_wr<'a>(wr: *const bindings::ib_send_wr) -> Result<SendWr<'a>> {
+        use bindings::{ib_atomic_wr, ib_rdma_wr};
+        const CMP_SWAP: u32 = bindings::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP;
+        const FETCH_ADD: u32 = bindings::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD;
+        const MASKED_CMP_SWAP: u32 = bindings::ib_wr_opcode_IB_WR_MASKED_ATOMIC_CMP_AND_SWP;
+        const MASKED_FETCH_ADD: u32 = bindings::ib_wr_opcode_IB_WR_MASKED_ATOMIC_FETCH_AND_ADD;
+        const RDMA_WRITE: u32 = bindings::ib_wr_opcode_IB_WR_RDMA_WRITE;
+        const RDMA_WRITE_IMM: u32 = bindings::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM;
+        const RDMA_READ: u32 = bindings::ib_wr_opcode_IB_WR_RDMA_READ;
+        const LOCAL_INV: u32 = bindings::ib_wr_opcode_IB_WR_LOCAL_INV;
+        // SAFETY: per the caller.
+        let w = unsafe { &*wr };
+        let mut out = SendWr {
+            // SAFETY: both members of the union are 64 bits; the driver only
+            // hands the value back.
+            wr_id: unsafe { w.__bindgen_anon_1.wr_id },
+            opcode: w.opcode,
+            send_flags: u32::try_from(w.send_flags).map_err(|_| EINVAL)?,
+            // SAFETY: the ULP's list, valid during the call.
+            sges: unsafe { sges(w.sg_list, w.num_sge) }?,
+            remote_addr: 0,
+            rkey: 0,
+            compare_add: 0,
+            compare_add_mask: 0,
+            swap: 0,
+            swap_mask: 0,
+            invalidate_rkey: 0,
+        };
+        match w.opcode {
+            CMP_SWAP | FETCH_ADD | MASKED_CMP_SWAP | MASKED_FETCH_ADD => {
+                // SAFETY: a WR with an atomic opcode is the `wr` of an
+                // `ib_atomic_wr` (`atomic_wr()`), at offset 0.
+                let a = unsafe { &*wr.cast::<ib_atomic_wr>() };
+                out.remote_addr = a.remote_addr;
+                out.rkey = a.rkey;
+                out.compare_add = a.compare_add;
+                out.compare_add_mask = a.compare_add_mask;
+                out.swap = a.swap;
+                out.swap_mask = a.swap_mask;
+            }
+            RDMA_WRITE | RDMA_WRITE_IMM | RDMA_READ => {
+                // SAFETY: as above, `ib_rdma_wr` (`rdma_wr()`).
+                let r = unsafe { &*wr.cast::<ib_rdma_wr>() };
+                out.remote_addr = r.remote_addr;
+                out.rkey = r.rkey;
+            }
+            LOCAL_INV => {
+                // SAFETY: `LOCAL_INV` carries its key in `ex`.
+                out.invalidate_rkey = unsafe { w.ex.invalidate_rkey };
+            }
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    unsafe extern "C" fn post_recv(
+        qp: *mut bindings::ib_qp,
+        mut wr: *const bindings::ib_recv_wr,
+        bad: *mut *const bindings::ib_recv_wr,
+    ) -> c_int {
+        // SAFETY: see the module comment.
+        let (obj, dev) = unsafe { (Qp::<T>::from_raw(qp), DevObj::<T>::from_ib((*qp).device)) };
+        while !wr.is_null() {
+            // SAFETY: the ULP's chain of WRs is valid during the call.
+            let w = unsafe { &*wr };
+            // SAFETY: as above.
+            let r = unsafe { sges(w.sg_list, w.num_sge) }.and_then(|sges| {
+                dev.post_recv(
+                    obj,
+                    &RecvWr {
+                        // SAFETY: both members of the union are 64 bits.
+                        wr_id: unsafe { w.__bindgen_anon_1.wr_id },
+                        sges,
+                    },
+                )
+            });
+            if let Err(e) = r {
+                // SAFETY: ib_core passes where to report the failed WR.
+                unsafe { bad.write(wr) };
+                return e.to_errno();
+            }
+            wr = w.next;
+        }
+        0
+    }
+
+    unsafe extern "C" fn get_dma_mr(
+        pd: *mut bindings::ib_pd,
+        access: c_int,
+    ) -> *mut bindings::ib_mr {
+        // SAFETY: see the module comment.
+        let (pd, dev) = unsafe { (Pd::<T>::from_raw(pd), DevObj::<T>::from_ib((*pd).device)) };
+        let r = u32::try_from(access)
+            .map_err(|_| EINVAL)
+            .and_then(|access| dev.get_dma_mr(pd, access))
+            .and_then(|(data, keys)| Mr::<T>::alloc(data, keys.lkey, keys.rkey));
+        r.unwrap_or_else(|e| e.to_ptr())
+    }
+
+    /// No user space reaches these devices (no `alloc_ucontext`); ib_core
+    /// wants the op present for kernel clients to attach.
+    unsafe extern "C" fn reg_user_mr(
+        _pd: *mut bindings::ib_pd,
+        _start: u64,
+        _length: u64,
+        _virt: u64,
+        _access: c_int,
+        _udata: *mut bindings::ib_udata,
+    ) -> *mut bindings::ib_mr {
+        super::super::eopnotsupp().to_ptr()
+    }
+
+    unsafe extern "C" fn dereg_mr(
+        mr: *mut bindings::ib_mr,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        // SAFETY: see the module comment; ib_core set the MR's device.
+        let (obj, dev) = unsafe { (Mr::<T>::from_raw(mr), DevObj::<T>::from_ib((*mr).device)) };
+        dev.dereg_mr(obj);
+        // SAFETY: made by `get_dma_mr`; ib_core never uses it again.
+        unsafe { Mr::<T>::free(mr) };
+        0
+    }
+}

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A simulated adapter's debugfs knobs, `/sys/kernel/debug/mlx_ext_sim/mlxsim<ID>/`:
+//! fault injection and link changes, for tests. No stable ABI.
+
+use super::adapter::{Kind, State};
+use crate::ib::{debugfs, driver::Events, DirOps, File, ShowBuf};
+use core::{fmt::Write, sync::atomic::Ordering};
+use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
+
+const FAIL_CREATE: u32 = 0;
+const OBJECTS: u32 = 1;
+/// `port1`, `port2`: ids `PORT + n`.
+const PORT: u32 = 10;
+
+static FILES: [File<'static>; 4] = [
+    File {
+        name: c_str!("fail_create"),
+        mode: 0o600,
+        id: FAIL_CREATE,
+    },
+    File {
+        name: c_str!("objects"),
+        mode: 0o444,
+        id: OBJECTS,
+    },
+    File {
+        name: c_str!("port1"),
+        mode: 0o600,
+        id: PORT + 1,
+    },
+    File {
+        name: c_str!("port2"),
+        mode: 0o600,
+        id: PORT + 2,
+    },
+];
+
+/// What the knobs of one adapter act on.
+pub(super) struct Knobs {
+    state: Arc<State>,
+    events: Events,
+    ports: u8,
+}
+
+impl Knobs {
+    /// Makes the adapter's directory in `root`.
+    pub(super) fn create(
+        root: &Arc<debugfs::Root>,
+        name: &CStr,
+        state: Arc<State>,
+        events: Events,
+        ports: u8,
+    ) -> Result<debugfs::Dir<Self>> {
+        let files = FILES.get(..2 + usize::from(ports)).unwrap_or(&FILES);
+        debugfs::Dir::new_in(
+            root,
+            name,
+            Self {
+                state,
+                events,
+                ports,
+            },
+            files,
+        )
+    }
+}
+
+/// Parses a decimal count, as written by `echo N`.
+fn parse_count(data: &[u8]) -> Result<u32> {
+    let text = core::str::from_utf8(data).map_err(|_| EINVAL)?;
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(EINVAL);
+    }
+    text.parse::<u32>().map_err(|_| EINVAL)
+}
+
+impl DirOps for Knobs {
+    fn show(&self, id: u32, out: &mut ShowBuf<'_>) -> Result {
+        let s = &self.state;
+        match id {
+            FAIL_CREATE => writeln!(out, "{}", s.fail_create.load(Ordering::Acquire)),
+            OBJECTS => writeln!(
+                out,
+                "pd {}\ncq {}\nqp {}\nmr {}",
+                s.live[Kind::Pd as usize].load(Ordering::Acquire),
+                s.live[Kind::Cq as usize].load(Ordering::Acquire),
+                s.live[Kind::Qp as usize].load(Ordering::Acquire),
+                s.live[Kind::Mr as usize].load(Ordering::Acquire),
+            ),
+            _ => {
+                let i = self.port_index(id)?;
+                let up = s.port_up.get(i).ok_or(EINVAL)?.load(Ordering::Acquire);
+                writeln!(out, "{}", if up { "up" } else { "down" })
+            }
+        }
+        .map_err(|_| ENOSPC)
+    }
+
+    fn store(&self, id: u32, data: &[u8]) -> Result {
+        match id {
+            FAIL_CREATE => {
+                let n = parse_count(data)?;
+                self.state.fail_create.store(n, Ordering::Release);
+                Ok(())
+            }
+            OBJECTS => Err(EPERM),
+            _ => {
+                let i = self.port_index(id)?;
+                let up = match data.strip_suffix(b"\n").unwrap_or(data) {
+                    b"up" => true,
+                    b"down" => false,
+                    _ => return Err(EINVAL),
+                };
+                let flag = self.state.port_up.get(i).ok_or(EINVAL)?;
+                // Raise the event only on a change, as a link does.
+                if flag.swap(up, Ordering::AcqRel) != up {
+                    self.events.port_event(id - PORT, up);
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Knobs {
+    fn port_index(&self, id: u32) -> Result<usize> {
+        let port = id.checked_sub(PORT).ok_or(EINVAL)?;
+        if port == 0 || port > u32::from(self.ports) {
+            return Err(EINVAL);
+        }
+        usize::try_from(port - 1).map_err(|_| EINVAL)
+    }
+}

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The simulator: the bus's control files, and the simulated adapters they
+//! make and remove.
+
+mod adapter;
+mod knobs;
+mod queues;
+
+use crate::ib::{
+    bus::{BusDevice, BusOps},
+    debugfs,
+    driver::{DeviceParams, Registration},
+};
+use crate::sim::control::{self, NewDevice};
+use adapter::Adapter;
+use kernel::{
+    c_str, fmt,
+    init::InPlaceInit,
+    new_mutex,
+    prelude::*,
+    rbtree::{RBTree, RBTreeNodeReservation},
+    str::CString,
+    sync::{Arc, Mutex},
+    ThisModule,
+};
+
+/// A simulated adapter: its ib_device and its debugfs knobs.
+struct SimDevice {
+    /// Dropped first: no knob runs while the device goes.
+    _knobs: Option<debugfs::Dir<knobs::Knobs>>,
+    _reg: Registration<Adapter>,
+}
+
+struct Devices {
+    /// Set when the module goes: every later control write is refused.
+    closing: bool,
+    by_id: RBTree<u32, SimDevice>,
+}
+
+/// The state of the module: every simulated adapter.
+pub struct Simulator {
+    module: &'static ThisModule,
+    /// `/sys/kernel/debug/mlx_ext_sim/`; the simulator works without it.
+    debugfs: Option<Arc<debugfs::Root>>,
+    devices: Pin<KBox<Mutex<Devices>>>,
+}
+
+impl Simulator {
+    /// The simulator with no adapter.
+    pub fn new(module: &'static ThisModule) -> Result<Self> {
+        let debugfs = debugfs::Root::new(c_str!("mlx_ext_sim"))
+            .inspect_err(|e| pr_warn!("no debugfs knobs ({:?})\n", e))
+            .ok();
+        Ok(Self {
+            module,
+            debugfs,
+            devices: KBox::pin_init(
+                new_mutex!(
+                    Devices {
+                        closing: false,
+                        by_id: RBTree::new(),
+                    },
+                    "mlx_ext_sim::devices"
+                ),
+                GFP_KERNEL,
+            )?,
+        })
+    }
+
+    fn create(&self, req: &NewDevice) -> Result<SimDevice> {
+        let name = CString::try_from_fmt(fmt!("mlxsim{}", req.id))?;
+        let parent = BusDevice::new(req.id)
+            .inspect_err(|e| pr_err!("new_device: {}: no bus device ({:?})\n", &*name, e))?;
+        let adapter = Adapter::new(req)?;
+        let state = adapter.state();
+        let params = DeviceParams {
+            name: &name,
+            node_guid: adapter.node_guid(),
+            ports: u32::from(req.ports),
+            comp_vectors: 1,
+        };
+        let reg = Registration::new(self.module, parent, &params, adapter).inspect_err(|e| {
+            pr_err!(
+                "new_device: {}: ib_register_device failed ({:?})\n",
+                &*name,
+                e
+            )
+        })?;
+        let knobs = self.debugfs.as_ref().and_then(|root| {
+            knobs::Knobs::create(root, &name, state, reg.events(), req.ports)
+                .inspect_err(|e| pr_warn!("{}: no debugfs knobs ({:?})\n", &*name, e))
+                .ok()
+        });
+        Ok(SimDevice {
+            _knobs: knobs,
+            _reg: reg,
+        })
+    }
+}
+
+impl BusOps for Simulator {
+    fn new_device(&self, text: &[u8]) -> Result {
+        let req = control::parse_new_device(text).map_err(|e| {
+            pr_err!(
+                "new_device: {} (expected \"ID MODEL [PORTS [NUM_VFS]]\")\n",
+                e.message()
+            );
+            Error::from_errno(-e.errno())
+        })?;
+        let mut devices = self.devices.lock();
+        if devices.closing {
+            return Err(ENODEV);
+        }
+        if devices.by_id.get(&req.id).is_some() {
+            pr_err!("new_device: mlxsim{} exists\n", req.id);
+            return Err(EEXIST);
+        }
+        // Allocated first: once the device exists, nothing may fail.
+        let node = RBTreeNodeReservation::new(GFP_KERNEL)?;
+        let dev = self.create(&req)?;
+        devices.by_id.insert(node.into_node(req.id, dev));
+        pr_info!(
+            "mlxsim{}: {} ({}), {} port(s), {} VF(s)\n",
+            req.id,
+            req.model.name,
+            req.model.description,
+            req.ports,
+            req.num_vfs
+        );
+        Ok(())
+    }
+
+    fn del_device(&self, text: &[u8]) -> Result {
+        let id = control::parse_del_device(text).map_err(|e| {
+            pr_err!("del_device: {} (expected \"ID\")\n", e.message());
+            Error::from_errno(-e.errno())
+        })?;
+        let mut devices = self.devices.lock();
+        if devices.closing {
+            return Err(ENODEV);
+        }
+        let Some(dev) = devices.by_id.remove(&id) else {
+            pr_err!("del_device: no device mlxsim{}\n", id);
+            return Err(ENOENT);
+        };
+        // Unregistering calls every client's `remove` (which destroy what
+        // they made on the device) and waits for all users.
+        drop(dev);
+        pr_info!("mlxsim{}: removed\n", id);
+        Ok(())
+    }
+
+    fn shutdown(&self) {
+        let mut devices = self.devices.lock();
+        devices.closing = true;
+        // Every device is unregistered before the bus goes.
+        drop(core::mem::take(&mut devices.by_id));
+    }
+}

@@ -1,0 +1,195 @@
+# SPDX-License-Identifier: GPL-2.0
+# VM tests of mlx_ext_sim, the simulated Mellanox adapters
+# (Documentation/simulator.rst). Sourced by check.sh after ktap.sh and
+# common.sh; each test_ function is one KTAP test.
+
+SIMBUS=/sys/bus/mlx_ext_sim
+SIMDBG=/sys/kernel/debug/mlx_ext_sim
+
+# sim_new "ID MODEL [PORTS [NUM_VFS]]": creates a device or fails.
+sim_new() {
+	echo "$1" >$SIMBUS/new_device
+}
+
+# sim_del ID
+sim_del() {
+	echo "$1" >$SIMBUS/del_device
+}
+
+# What the simulator and ib_core hold, to compare before and after.
+sim_state() {
+	ls $SIMBUS/devices | tr '\n' ' '
+	echo
+	ls $IB | tr '\n' ' '
+}
+
+# sim_write FILE TEXT: writes TEXT (echo -e escapes, no newline added) to
+# FILE and prints the error message of the write, "ok" if it succeeded.
+# (An empty write never reaches the kernel: there is no such case.)
+sim_write() {
+	out=$( (echo -ne "$2" >"$1") 2>&1) && { echo ok; return; }
+	echo "$out" | sed 's/.*write error: //'
+}
+
+test_sim_load() {
+	modprobe mlx_ext_sim || return 1
+	for f in new_device del_device; do
+		expect_eq "$(stat -c %a $SIMBUS/$f)" 200 "mode of $f" || return 1
+	done
+	[ -d $SIMDBG ] || { echo "$SIMDBG missing"; return 1; }
+}
+
+# Each model as ib_core and mlx_ext see it (models table:
+# core/src/sim/model.rs).
+test_sim_models() {
+	sim_new "0 cx3" && sim_new "1 connectib 2 5" && sim_new "2 cx4" || return 1
+	for d in mlxsim0 mlxsim1 mlxsim2; do
+		[ -d $IB/$d/mlx_ext ] || { echo "mlx_ext did not attach to $d"; return 1; }
+	done
+	expect_eq "$(cat $IB/mlxsim0/mlx_ext/atomic_cap) $(cat $IB/mlxsim0/mlx_ext/masked_atomic_cap)" \
+		"hca hca" "cx3 caps" || return 1
+	expect_eq "$(cat $IB/mlxsim1/mlx_ext/atomic_cap) $(cat $IB/mlxsim1/mlx_ext/masked_atomic_cap)" \
+		"hca hca" "connectib caps" || return 1
+	expect_eq "$(cat $IB/mlxsim2/mlx_ext/atomic_cap) $(cat $IB/mlxsim2/mlx_ext/masked_atomic_cap)" \
+		"hca none" "cx4 caps" || return 1
+	expect_eq "$(cat $IB/mlxsim1/node_type)" "1: CA" "node type" || return 1
+	expect_eq "$(cat $IB/mlxsim1/node_guid)" "0002:c903:0000:0100" "node GUID" || return 1
+	expect_eq "$(cat $IB/mlxsim1/fw_ver)" "10.16.1200" "connectib firmware" || return 1
+	expect_eq "$(ls $IB/mlxsim1/ports | tr '\n' ' ')" "1 2 " "connectib ports" || return 1
+	expect_eq "$(ls $IB/mlxsim0/ports | tr '\n' ' ')" "1 " "cx3 ports" || return 1
+	for p in 1 2; do
+		expect_eq "$(cat $IB/mlxsim1/ports/$p/state)" "4: ACTIVE" "port $p state" || return 1
+		expect_eq "$(cat $IB/mlxsim1/ports/$p/link_layer)" "InfiniBand" "port $p link layer" || return 1
+		expect_eq "$(cat $IB/mlxsim1/ports/$p/sm_lid)" "0x1" "port $p SM LID" || return 1
+		expect_eq "$(cat $IB/mlxsim1/ports/$p/pkeys/0)" "0xffff" "port $p P_Key 0" || return 1
+	done
+	expect_eq "$(cat $IB/mlxsim1/ports/1/lid) $(cat $IB/mlxsim1/ports/2/lid)" "0x4 0x5" "LIDs" || return 1
+	expect_eq "$(cat $IB/mlxsim1/ports/2/gids/0)" "fe80:0000:0000:0000:0002:c903:0000:0102" "port GID" || return 1
+	# No MAD, CM or SA yet: ib_mad made no QP0/QP1 on the device.
+	expect_eq "$(cat $SIMDBG/mlxsim1/objects | tr '\n' ' ')" "pd 0 cq 0 qp 0 mr 0 " "objects" || return 1
+	dmesg | grep -q "mlx_ext_sim: mlxsim1: connectib (Connect-IB), 2 port(s), 5 VF(s)" ||
+		{ echo "no creation message"; return 1; }
+}
+
+# Malformed control writes: each refused with the errno the documentation
+# gives and a message, nothing created or removed.
+test_sim_bad_control_input() {
+	before=$(sim_state)
+	msgs=$(dmesg | grep -c 'mlx_ext_sim: \(new\|del\)_device: ')
+	n=0 rc=0
+	EINVAL="Invalid argument"
+	while IFS='|' read -r file text want; do
+		[ -n "$file" ] || continue
+		got=$(sim_write $SIMBUS/$file "$text")
+		if [ "$got" != "$want" ]; then
+			echo "$file '$text': expected '$want', got '$got'"
+			rc=1
+		fi
+		n=$((n + 1))
+	done <<EOF
+new_device| |$EINVAL
+new_device|\n|$EINVAL
+new_device|x cx3|$EINVAL
+new_device|-1 cx3|$EINVAL
+new_device|+1 cx3|$EINVAL
+new_device|0x1 cx3|$EINVAL
+new_device|1.0 cx3|$EINVAL
+new_device|7|$EINVAL
+new_device|7 |$EINVAL
+new_device|7 cx5|$EINVAL
+new_device|7 CX3|$EINVAL
+new_device|7 cx3 0|$EINVAL
+new_device|7 cx3 3|$EINVAL
+new_device|7 cx3 -1|$EINVAL
+new_device|7 cx3 1 256|$EINVAL
+new_device|7 cx3 1 -1|$EINVAL
+new_device|7 cx3 1 0 7|$EINVAL
+new_device|7 cx3 a|$EINVAL
+new_device|7 cx3 1 b|$EINVAL
+new_device|10000 cx3|$EINVAL
+new_device|4294967296 cx3|$EINVAL
+new_device|99999999999999999999 cx3|$EINVAL
+new_device|7\tcx3\t1\t0\tx|$EINVAL
+new_device|7 cx3\n\n|$EINVAL
+new_device|7 c\0001x3|$EINVAL
+new_device|7 cx3\r\n|$EINVAL
+new_device|7cx3|$EINVAL
+new_device|7 connectib2|$EINVAL
+new_device|7 cx3 1 1000|$EINVAL
+new_device|7 cx3 2 1 1|$EINVAL
+new_device|7 \0303\0251|$EINVAL
+new_device|0 cx3|File exists
+new_device|1 cx4|File exists
+del_device|\n|$EINVAL
+del_device|abc|$EINVAL
+del_device|-0|$EINVAL
+del_device|0 1|$EINVAL
+del_device|10000|$EINVAL
+del_device|7|No such file or directory
+del_device|9999|No such file or directory
+EOF
+	echo "$n malformed or conflicting writes"
+	expect_eq "$(sim_state)" "$before" "devices after the writes" || return 1
+	# One kernel message per refused write.
+	after=$(dmesg | grep -c 'mlx_ext_sim: \(new\|del\)_device: ')
+	expect_eq $((after - msgs)) $n "kernel messages" || return 1
+	[ $n -ge 30 ] && return $rc
+}
+
+# A port taken down and up through debugfs, as a link would go.
+test_sim_port_down_up() {
+	expect_eq "$(sim_write $SIMDBG/mlxsim1/port2 down)" ok "port2 down" || return 1
+	expect_eq "$(cat $IB/mlxsim1/ports/2/state)" "1: DOWN" "port 2 after down" || return 1
+	expect_eq "$(cat $IB/mlxsim1/ports/2/phys_state)" "3: Disabled" "port 2 phys" || return 1
+	expect_eq "$(cat $IB/mlxsim1/ports/1/state)" "4: ACTIVE" "port 1 untouched" || return 1
+	expect_eq "$(cat $SIMDBG/mlxsim1/port2)" down "knob" || return 1
+	expect_eq "$(sim_write $SIMDBG/mlxsim1/port2 sideways)" "Invalid argument" "bad knob value" || return 1
+	expect_eq "$(sim_write $SIMDBG/mlxsim1/port2 up)" ok "port2 up" || return 1
+	expect_eq "$(cat $IB/mlxsim1/ports/2/state)" "4: ACTIVE" "port 2 after up" || return 1
+	[ ! -e $SIMDBG/mlxsim0/port2 ] || { echo "one-port device has a port2 knob"; return 1; }
+	expect_eq "$(sim_write $SIMDBG/mlxsim1/fail_create 12x)" "Invalid argument" "bad count" || return 1
+	expect_eq "$(cat $SIMDBG/mlxsim1/fail_create)" 0 "fail_create unchanged"
+}
+
+# 200 devices of mixed models made and removed while mlx_ext is loaded: each
+# one seen and let go by mlx_ext.
+test_sim_200_devices() {
+	added=$(dmesg | grep -c 'mlx_ext: mlxsim[0-9]*: atomic_cap')
+	removed=$(dmesg | grep -c 'mlx_ext: mlxsim[0-9]*: removed')
+	i=100
+	while [ $i -lt 300 ]; do
+		case $((i % 3)) in
+		0) m=cx3 ;; 1) m=connectib ;; *) m=cx4 ;;
+		esac
+		sim_new "$i $m $((i % 2 + 1)) $((i % 7))" || { echo "new_device $i failed"; return 1; }
+		i=$((i + 1))
+	done
+	expect_eq "$(ls -d $IB/mlxsim1[0-9][0-9] $IB/mlxsim2[0-9][0-9] | wc -l)" 200 "devices" || return 1
+	expect_eq "$(cat $IB/mlxsim298/mlx_ext/masked_atomic_cap)" hca "mlxsim298 (connectib)" || return 1
+	expect_eq "$(cat $IB/mlxsim200/mlx_ext/masked_atomic_cap)" none "mlxsim200 (cx4)" || return 1
+	i=100
+	while [ $i -lt 300 ]; do
+		sim_del $i || { echo "del_device $i failed"; return 1; }
+		i=$((i + 1))
+	done
+	expect_eq "$(ls $IB | tr '\n' ' ')" "mlxsim0 mlxsim1 mlxsim2 rxe0 " "devices left" || return 1
+	expect_eq $(($(dmesg | grep -c 'mlx_ext: mlxsim[0-9]*: atomic_cap') - added)) 200 "mlx_ext adds" || return 1
+	expect_eq $(($(dmesg | grep -c 'mlx_ext: mlxsim[0-9]*: removed') - removed)) 200 "mlx_ext removes"
+}
+
+# Unloading the simulator removes its devices (mlx_ext lets go of each), and
+# it loads again with none.
+test_sim_rmmod_with_devices() {
+	rmmod mlx_ext_sim || return 1
+	for d in mlxsim0 mlxsim1 mlxsim2; do
+		[ ! -e $IB/$d ] || { echo "$d still there"; return 1; }
+		dmesg | grep -q "mlx_ext: $d: removed" || { echo "mlx_ext did not remove $d"; return 1; }
+	done
+	[ ! -e $SIMBUS ] || { echo "$SIMBUS still there"; return 1; }
+	[ ! -e $SIMDBG ] || { echo "$SIMDBG still there"; return 1; }
+	modprobe mlx_ext_sim || return 1
+	expect_eq "$(ls $SIMBUS/devices | wc -l)" 0 "devices after reload" || return 1
+	sim_new "0 cx3" || return 1
+	[ -d $IB/mlxsim0/mlx_ext ] || { echo "no mlx_ext on a device made after reload"; return 1; }
+	sim_del 0
+}
