@@ -81,10 +81,15 @@ set -e
 say "host: expected in-kernel self-test digests"
 extra=$MLX_EXT_BUILD/vm-extra
 mkdir -p "$extra"
-timeout -k 10 "$cargo_timeout" cargo build -q --release -p mlx-ext-core --example atomics_digest
+timeout -k 10 "$cargo_timeout" cargo build -q --release -p mlx-ext-core \
+	--example atomics_digest --example ulp_digest
 for seed in 1 2 3; do
 	echo "$seed 100000 $(target/release/examples/atomics_digest "$seed" 100000)"
 done >"$extra/atomics_digests"
+# What the test ULP's atomics must leave on every device (tests/vm/sim.sh).
+for kind in std masked; do
+	echo "11 2000 $kind $(target/release/examples/ulp_digest 11 2000 $kind)"
+done >"$extra/ulp_digests"
 
 say "vm: tests in QEMU"
 set +e

@@ -138,9 +138,14 @@ void mlx_ext_ib_device_set_parent(struct ib_device *dev, struct device *parent);
 u32 mlx_ext_ah_attr_dlid(const struct rdma_ah_attr *attr);
 
 /**
- * mlx_ext_this_module - THIS_MODULE of the module the helpers are linked in
+ * mlx_ext_spin_lock_irqsave - spin_lock_irqsave(@lock), returning the flags
  */
-struct module *mlx_ext_this_module(void);
+unsigned long mlx_ext_spin_lock_irqsave(spinlock_t *lock);
+
+/**
+ * mlx_ext_spin_unlock_irqrestore - spin_unlock_irqrestore(@lock, @flags)
+ */
+void mlx_ext_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
 
 /*
  * The simulator's bus (mlx_ext_sim.ko only): /sys/bus/mlx_ext_sim/ with the

@@ -19,7 +19,23 @@ u32 mlx_ext_ah_attr_dlid(const struct rdma_ah_attr *attr)
 	return rdma_ah_get_dlid(attr);
 }
 
-struct module *mlx_ext_this_module(void)
+unsigned long mlx_ext_spin_lock_irqsave(spinlock_t *lock)
 {
-	return THIS_MODULE;
+	unsigned long flags;
+
+	spin_lock_irqsave(lock, flags);
+	return flags;
 }
+
+void mlx_ext_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
+{
+	spin_unlock_irqrestore(lock, flags);
+}
+
+/*
+ * The devices of rust/ib/driver have no DMA device: their DMA addresses are
+ * kernel virtual addresses, which only INFINIBAND_VIRT_DMA makes true.
+ */
+#if IS_ENABLED(CONFIG_INFINIBAND) && !IS_ENABLED(CONFIG_INFINIBAND_VIRT_DMA)
+#error "mlx_ext needs CONFIG_INFINIBAND_VIRT_DMA (a kernel without HIGHMEM)"
+#endif

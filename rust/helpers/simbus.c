@@ -59,7 +59,11 @@ int mlx_ext_simbus_register(const struct mlx_ext_simbus_ops *ops, void *priv)
 void mlx_ext_simbus_unregister(void)
 {
 	bus_unregister(&simbus);
-	wait_event(simbus_released, atomic_read(&simbus_live) == 0);
+	/* A reference held elsewhere would keep us here: say so. */
+	while (!wait_event_timeout(simbus_released,
+				   atomic_read(&simbus_live) == 0, 10 * HZ))
+		pr_warn("mlx_ext_sim: waiting for the release of %d device(s)\n",
+			atomic_read(&simbus_live));
 }
 
 static void simdev_release(struct device *dev)

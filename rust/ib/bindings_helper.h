@@ -3,3 +3,5 @@
 #include <linux/kobject.h>
 #include <rdma/ib_verbs.h>
 #include <mlx_ext/helpers.h>
+#include <linux/delay.h>
+#include <linux/workqueue.h>

@@ -28,7 +28,10 @@ mod device;
 #[cfg(mlx_ext_provider)]
 pub mod driver;
 mod file;
+pub mod sync;
 pub mod sysfs;
+#[cfg(mlx_ext_provider)]
+pub mod wq;
 
 /// `EOPNOTSUPP`, which the 6.12 kernel crate does not name: what a driver
 /// returns for an operation it does not offer.

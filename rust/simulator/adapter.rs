@@ -3,29 +3,52 @@
 //! A simulated adapter as ib_core sees it: its identity (from its model),
 //! its ports, and the verbs objects kernel ULPs make on it.
 
-use super::queues::{SimCq, SimQp};
-use crate::ib::driver::{
-    self, Cq, CqNotifier, DeviceAttr, Driver, Mr, MrKeys, Pd, PortAttr, PortImmutable, PortState,
-    Qp, QpAttr, QpInitAttr, RecvWr, SendWr, WcSink, CORE_CAP_PROT_IB,
+use super::fabric::{Fabric, Pending, Reg};
+use super::queues::{executes, SimCq, SimQp};
+use crate::ib::{
+    driver::{
+        self, Cq, CqNotifier, DeviceAttr, Driver, Mr, MrKeys, MrMap, Pd, PortAttr, PortImmutable,
+        PortState, Qp, QpAttr, QpInitAttr, QpRef, RecvWr, SendWr, WcSink, CORE_CAP_PROT_IB,
+    },
+    sync::IrqSpinLock,
+    wq::OwnedQueue,
 };
+use crate::new_irq_spinlock;
 use crate::sim::{
     control::NewDevice,
-    fabric::{self, Key, WrOpcode},
+    fabric::{self, check_atomic, locate, Access, Key, Region, RegionState, WcStatus, WrOpcode},
+    faults::CreateFaults,
     model::{Model, MAX_PORTS},
 };
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use kernel::{prelude::*, sync::Arc};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use kernel::{
+    prelude::*,
+    rbtree::{RBTree, RBTreeNodeReservation},
+    sync::Arc,
+};
 
 /// Mellanox's OUI in the top bytes of a GUID (`00:02:c9`), as mlx4 GUIDs
 /// (`0002:c903:00xx:xxxx`) have it.
 const GUID_BASE: u64 = 0x0002_c903_0000_0000;
 /// The LID of the simulated subnet manager; adapters' ports get 2 and up.
 pub(super) const SM_LID: u32 = 1;
+
+/// The LID of `port` (1-based) of device `id`: unique on the simulated
+/// fabric.
+pub(super) fn lid(id: u32, port: u32) -> u32 {
+    SM_LID + id * u32::from(MAX_PORTS) + port
+}
+
+/// The device ID whose port has LID `lid` (the inverse of [`lid`]).
+pub(super) fn lid_to_device(lid: u32) -> Option<u32> {
+    lid.checked_sub(SM_LID + 1)
+        .map(|n| n / u32::from(MAX_PORTS))
+}
 /// Limits of a simulated adapter: what a small ConnectX reports, scaled to
 /// a test VM.
 const MAX_QP: u32 = 1024;
 const MAX_QP_WR: u32 = 1024;
-const MAX_SGE: u32 = 4;
+const MAX_SGE: u32 = super::fabric::MAX_SGE as u32;
 const MAX_CQ: u32 = 1024;
 const MAX_CQE: u32 = 4096;
 const MAX_MR: u32 = 4096;
@@ -36,6 +59,9 @@ const GID_TBL_LEN: u32 = 1;
 const PKEY_DEFAULT: u16 = 0xffff;
 /// The link-local subnet prefix of InfiniBand GIDs.
 const SUBNET_PREFIX: u64 = 0xfe80_0000_0000_0000;
+
+/// `IB_DEVICE_MEM_MGT_EXTENSIONS`: FRWR (`enum ib_device_cap_flags`).
+const DEVICE_MEM_MGT_EXTENSIONS: u64 = 1 << 21;
 
 /// The kinds of objects the adapter counts, for leaks and for
 /// `fail_create`.
@@ -51,29 +77,225 @@ pub(super) enum Kind {
 pub(super) struct State {
     /// Whether each port is up.
     pub(super) port_up: [AtomicBool; MAX_PORTS as usize],
-    /// How many more object creations fail (`ENOMEM`).
-    pub(super) fail_create: AtomicU32,
+    /// Injected failures of object creation (`ENOMEM`): a packed
+    /// [`CreateFaults`].
+    pub(super) fail_create: AtomicU64,
+    /// How many more atomics complete with `IB_WC_REM_OP_ERR`.
+    pub(super) fail_atomics: AtomicU32,
+    /// How long the adapter takes to execute each send request, in ms.
+    pub(super) completion_delay_ms: AtomicU32,
     /// Live objects by [`Kind`].
     pub(super) live: [AtomicU32; 4],
 }
 
-impl State {
-    /// Takes one injected failure, if any is left.
-    fn take_fault(&self) -> bool {
-        self.fail_create
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
-            .is_ok()
+/// Takes one of `n`, if any is left.
+fn take_one(n: &AtomicU32) -> bool {
+    n.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+        .is_ok()
+}
+
+/// A memory region in the adapter's table.
+struct MrEntry {
+    region: Region,
+    kind: MrKind,
+}
+
+enum MrKind {
+    /// The DMA MR: all memory, at its kernel virtual addresses.
+    Dma,
+    /// A fast-registration MR: the pages its last `ib_map_mr_sg` found.
+    Frwr {
+        /// `max_pages` slots, `npages` of them mapped.
+        pages: KVVec<u64>,
+        npages: usize,
+        page_size: u64,
+        /// What the mapping covers; a REG_MR makes it the region's.
+        iova: u64,
+        length: u64,
+    },
+}
+
+/// What the adapter, its QPs and the fabric share: its identity, knobs and
+/// memory regions.
+#[pin_data]
+pub(super) struct AdapterShared {
+    pub(super) id: u32,
+    pub(super) model: &'static Model,
+    pub(super) state: Arc<State>,
+    /// Memory regions by key index.
+    #[pin]
+    mrs: IrqSpinLock<RBTree<u32, MrEntry>>,
+}
+
+impl AdapterShared {
+    pub(super) fn take_atomic_fault(&self) -> bool {
+        take_one(&self.state.fail_atomics)
+    }
+
+    pub(super) fn completion_delay_ms(&self) -> u32 {
+        self.state.completion_delay_ms.load(Ordering::Relaxed)
+    }
+
+    fn add_mr(&self, index: u32, entry: MrEntry) -> Result {
+        let node = RBTreeNodeReservation::new(GFP_KERNEL)?.into_node(index, entry);
+        let old = self.mrs.lock().insert(node);
+        drop(old);
+        Ok(())
+    }
+
+    fn remove_mr(&self, index: u32) {
+        let node = self.mrs.lock().remove_node(&index);
+        drop(node);
+    }
+
+    /// Records the pages `ib_map_mr_sg` mapped FRWR MR `index` to.
+    fn map_mr(&self, index: u32, map: &MrMap<'_>) -> Result {
+        let mut mrs = self.mrs.lock();
+        let entry = mrs.get_mut(&index).ok_or(EINVAL)?;
+        let MrKind::Frwr {
+            pages,
+            npages,
+            page_size,
+            iova,
+            length,
+        } = &mut entry.kind
+        else {
+            return Err(EINVAL);
+        };
+        if map.pages.len() > pages.len() {
+            return Err(ENOMEM);
+        }
+        // Not `copy_from_slice`: its length-mismatch panic path trips
+        // objtool on Rust code in 6.12.
+        for (slot, page) in pages.iter_mut().zip(map.pages) {
+            *slot = *page;
+        }
+        *npages = map.pages.len();
+        *page_size = u64::from(map.page_size);
+        *iova = map.iova;
+        *length = map.length;
+        Ok(())
+    }
+
+    /// Executes an `IB_WR_REG_MR` posted on a QP of PD `pd`.
+    pub(super) fn reg_mr(&self, pd: u32, reg: Reg) -> Result<(), WcStatus> {
+        let mut mrs = self.mrs.lock();
+        let entry = mrs.get_mut(&reg.index).ok_or(WcStatus::LocProtErr)?;
+        let key = Key::from_raw(reg.key);
+        let MrKind::Frwr {
+            npages,
+            iova,
+            length,
+            ..
+        } = &entry.kind
+        else {
+            return Err(WcStatus::LocProtErr);
+        };
+        // A key of another MR, or of another PD, or an MR registered
+        // already, or one never mapped: a local protection error.
+        if key.index() != reg.index
+            || entry.region.pd != pd
+            || entry.region.state == RegionState::Valid
+            || *npages == 0
+        {
+            return Err(WcStatus::LocProtErr);
+        }
+        entry.region = Region {
+            key,
+            pd,
+            iova: *iova,
+            length: *length,
+            access: Access::from_bits(reg.access),
+            state: RegionState::Valid,
+        };
+        Ok(())
+    }
+
+    /// Executes an `IB_WR_LOCAL_INV` of `rkey` posted on a QP of PD `pd`.
+    pub(super) fn invalidate(&self, pd: u32, rkey: u32) -> Result<(), WcStatus> {
+        let key = Key::from_raw(rkey);
+        let mut mrs = self.mrs.lock();
+        let entry = mrs.get_mut(&key.index()).ok_or(WcStatus::LocProtErr)?;
+        if !matches!(entry.kind, MrKind::Frwr { .. })
+            || entry.region.key != key
+            || entry.region.pd != pd
+        {
+            return Err(WcStatus::LocProtErr);
+        }
+        entry.region.state = RegionState::Free;
+        Ok(())
+    }
+
+    /// The kernel virtual address of `[addr, addr + len)` under local key
+    /// `lkey` of PD `pd`, which must grant `need`; a local protection error
+    /// otherwise (the range must lie in one page of an FRWR MR).
+    pub(super) fn translate_local(
+        &self,
+        pd: u32,
+        lkey: u32,
+        addr: u64,
+        len: u64,
+        need: Access,
+    ) -> Result<u64, WcStatus> {
+        let key = Key::from_raw(lkey);
+        let mrs = self.mrs.lock();
+        let entry = mrs.get(&key.index()).ok_or(WcStatus::LocProtErr)?;
+        let r = &entry.region;
+        if r.key != key || r.pd != pd || r.state != RegionState::Valid || !r.access.contains(need) {
+            return Err(WcStatus::LocProtErr);
+        }
+        let offset = r.offset_of(addr, len).ok_or(WcStatus::LocProtErr)?;
+        translate(entry, offset, len).ok_or(WcStatus::LocProtErr)
+    }
+
+    /// Runs `f` with the kernel virtual address of the atomic target
+    /// `iova` under `rkey` of PD `pd`, with the region held: it cannot be
+    /// deregistered meanwhile.
+    pub(super) fn with_atomic_target<R>(
+        &self,
+        rkey: u32,
+        pd: u32,
+        iova: u64,
+        f: impl FnOnce(u64) -> R,
+    ) -> Result<R, WcStatus> {
+        let mrs = self.mrs.lock();
+        let entry = mrs.get(&Key::from_raw(rkey).index());
+        let offset = check_atomic(entry.map(|e| &e.region), rkey, pd, iova)?;
+        let entry = entry.ok_or(WcStatus::RemAccessErr)?;
+        let va = translate(entry, offset, fabric::ATOMIC_LEN).ok_or(WcStatus::RemAccessErr)?;
+        Ok(f(va))
+    }
+}
+
+/// The kernel virtual address of byte `offset` of `entry`'s region, if the
+/// `len` bytes from there lie in one page.
+fn translate(entry: &MrEntry, offset: u64, len: u64) -> Option<u64> {
+    match &entry.kind {
+        MrKind::Dma => entry.region.iova.checked_add(offset),
+        MrKind::Frwr {
+            pages,
+            npages,
+            page_size,
+            ..
+        } => {
+            let (index, in_page) = locate(entry.region.iova, *page_size, *npages, offset)?;
+            if in_page.checked_add(len)? > *page_size {
+                return None;
+            }
+            pages.get(index)?.checked_add(in_page)
+        }
     }
 }
 
 /// A simulated adapter: the driver data of its ib_device.
 pub(super) struct Adapter {
-    id: u32,
-    model: &'static Model,
+    shared: Arc<AdapterShared>,
     ports: u8,
-    state: Arc<State>,
+    fabric: Arc<Fabric>,
+    wq: Arc<OwnedQueue>,
     next_qpn: AtomicU32,
     next_key: AtomicU32,
+    next_pd: AtomicU32,
 }
 
 /// A counted object: decrements its kind's count when dropped.
@@ -88,51 +310,80 @@ impl Drop for Counted {
     }
 }
 
-/// The driver's data of a memory region.
-pub(super) struct SimMr {
+/// The driver's data of a protection domain.
+pub(super) struct SimPd {
+    id: u32,
     _counted: Counted,
 }
 
+/// The driver's data of a memory region: its slot in the adapter's table,
+/// emptied when it is dropped.
+pub(super) struct SimMr {
+    index: u32,
+    adapter: Arc<AdapterShared>,
+    _counted: Counted,
+}
+
+impl SimMr {
+    pub(super) fn index(&self) -> u32 {
+        self.index
+    }
+}
+
+impl Drop for SimMr {
+    fn drop(&mut self) {
+        self.adapter.remove_mr(self.index);
+    }
+}
+
 impl Adapter {
-    pub(super) fn new(req: &NewDevice) -> Result<Self> {
+    pub(super) fn new(req: &NewDevice, fabric: Arc<Fabric>, wq: Arc<OwnedQueue>) -> Result<Self> {
+        let state = Arc::new(
+            State {
+                port_up: [AtomicBool::new(true), AtomicBool::new(true)],
+                fail_create: AtomicU64::new(0),
+                fail_atomics: AtomicU32::new(0),
+                completion_delay_ms: AtomicU32::new(0),
+                live: [
+                    AtomicU32::new(0),
+                    AtomicU32::new(0),
+                    AtomicU32::new(0),
+                    AtomicU32::new(0),
+                ],
+            },
+            GFP_KERNEL,
+        )?;
+        let shared = Arc::pin_init(
+            pin_init!(AdapterShared {
+                id: req.id,
+                model: req.model,
+                state,
+                mrs <- new_irq_spinlock!(RBTree::new(), "mlx_ext_sim::adapter::mrs"),
+            }),
+            GFP_KERNEL,
+        )?;
         Ok(Self {
-            id: req.id,
-            model: req.model,
+            shared,
             ports: req.ports,
-            state: Arc::new(
-                State {
-                    port_up: [AtomicBool::new(true), AtomicBool::new(true)],
-                    fail_create: AtomicU32::new(0),
-                    live: [
-                        AtomicU32::new(0),
-                        AtomicU32::new(0),
-                        AtomicU32::new(0),
-                        AtomicU32::new(0),
-                    ],
-                },
-                GFP_KERNEL,
-            )?,
+            fabric,
+            wq,
             // QPs 0 and 1 are the special QPs of InfiniBand.
             next_qpn: AtomicU32::new(2),
             next_key: AtomicU32::new(1),
+            next_pd: AtomicU32::new(1),
         })
     }
 
     pub(super) fn state(&self) -> Arc<State> {
-        self.state.clone()
+        self.shared.state.clone()
     }
 
     pub(super) fn node_guid(&self) -> u64 {
-        GUID_BASE | (u64::from(self.id) << 8)
+        GUID_BASE | (u64::from(self.shared.id) << 8)
     }
 
     fn port_guid(&self, port: u32) -> u64 {
         self.node_guid() | u64::from(port)
-    }
-
-    /// The LID of `port`: unique on the simulated fabric.
-    pub(super) fn lid(&self, port: u32) -> u32 {
-        SM_LID + self.id * u32::from(MAX_PORTS) + port
     }
 
     fn check_port(&self, port: u32) -> Result<usize> {
@@ -144,14 +395,22 @@ impl Adapter {
 
     /// Counts a new object of `kind`, unless a failure is injected.
     fn create(&self, kind: Kind) -> Result<Counted> {
-        if self.state.take_fault() {
+        let mut fails = false;
+        let _ = self.shared.state.fail_create.fetch_update(
+            Ordering::AcqRel,
+            Ordering::Acquire,
+            |word| {
+                let (next, fail) = CreateFaults::unpack(word).next();
+                fails = fail;
+                Some(next.pack())
+            },
+        );
+        if fails {
             return Err(ENOMEM);
         }
-        self.state.live[kind as usize].fetch_add(1, Ordering::AcqRel);
-        Ok(Counted {
-            state: self.state.clone(),
-            kind,
-        })
+        let state = self.shared.state.clone();
+        state.live[kind as usize].fetch_add(1, Ordering::AcqRel);
+        Ok(Counted { state, kind })
     }
 
     fn new_key(&self) -> Result<Key> {
@@ -161,17 +420,49 @@ impl Adapter {
         }
         Ok(Key::new(index, 0))
     }
+
+    /// Makes an MR of PD `pd` in the table.
+    fn new_mr(&self, pd: u32, kind: MrKind, access: u32) -> Result<(SimMr, MrKeys)> {
+        let counted = self.create(Kind::Mr)?;
+        let key = self.new_key()?;
+        let dma = matches!(kind, MrKind::Dma);
+        let region = Region {
+            key,
+            pd,
+            iova: 0,
+            length: if dma { u64::MAX } else { 0 },
+            access: Access::from_bits(access),
+            state: if dma {
+                RegionState::Valid
+            } else {
+                RegionState::Free
+            },
+        };
+        self.shared.add_mr(key.index(), MrEntry { region, kind })?;
+        let mr = SimMr {
+            index: key.index(),
+            adapter: self.shared.clone(),
+            _counted: counted,
+        };
+        Ok((
+            mr,
+            MrKeys {
+                lkey: key.raw(),
+                rkey: key.raw(),
+            },
+        ))
+    }
 }
 
 #[vtable]
 impl Driver for Adapter {
-    type Pd = Counted;
+    type Pd = SimPd;
     type Cq = SimCq;
     type Qp = SimQp;
     type Mr = SimMr;
 
     fn query_device(&self) -> DeviceAttr {
-        let m = self.model;
+        let m = self.shared.model;
         DeviceAttr {
             fw_ver: m.fw_ver,
             sys_image_guid: self.node_guid(),
@@ -193,21 +484,21 @@ impl Driver for Adapter {
             max_pkeys: 1,
             atomic_cap: m.atomic_cap,
             masked_atomic_cap: m.masked_atomic_cap,
-            device_cap_flags: 0,
+            device_cap_flags: DEVICE_MEM_MGT_EXTENSIONS,
             kernel_cap_flags: 0,
         }
     }
 
     fn query_port(&self, port: u32) -> Result<PortAttr> {
         let i = self.check_port(port)?;
-        let up = self.state.port_up[i].load(Ordering::Acquire);
+        let up = self.shared.state.port_up[i].load(Ordering::Acquire);
         Ok(PortAttr {
             state: if up {
                 PortState::Active
             } else {
                 PortState::Down
             },
-            lid: self.lid(port),
+            lid: lid(self.shared.id, port),
             sm_lid: SM_LID,
             gid_tbl_len: GID_TBL_LEN,
             pkey_tbl_len: 1,
@@ -248,8 +539,11 @@ impl Driver for Adapter {
         Ok(gid)
     }
 
-    fn alloc_pd(&self) -> Result<Counted> {
-        self.create(Kind::Pd)
+    fn alloc_pd(&self) -> Result<SimPd> {
+        Ok(SimPd {
+            _counted: self.create(Kind::Pd)?,
+            id: self.next_pd.fetch_add(1, Ordering::Relaxed),
+        })
     }
 
     fn create_cq(&self, entries: u32, notifier: CqNotifier) -> Result<SimCq> {
@@ -274,7 +568,8 @@ impl Driver for Adapter {
 
     fn create_qp(
         &self,
-        _pd: &Pd<Self>,
+        me: QpRef,
+        pd: &Pd<Self>,
         send_cq: &Cq<Self>,
         recv_cq: &Cq<Self>,
         init: &QpInitAttr,
@@ -290,8 +585,19 @@ impl Driver for Adapter {
             return Err(EINVAL);
         }
         let counted = self.create(Kind::Qp)?;
-        let qpn = self.next_qpn.fetch_add(1, Ordering::Relaxed);
-        let qp = SimQp::new(counted, qpn, init, send_cq.data(), recv_cq.data())?;
+        let qpn = self.next_qpn.fetch_add(1, Ordering::Relaxed) & 0x00ff_ffff;
+        let qp = SimQp::new(
+            counted,
+            self.shared.clone(),
+            self.fabric.clone(),
+            qpn,
+            pd.data().id,
+            me,
+            init,
+            send_cq.data(),
+            recv_cq.data(),
+        )?;
+        self.fabric.add(self.shared.id, qp.shared.clone())?;
         Ok((qp, qpn))
     }
 
@@ -306,34 +612,55 @@ impl Driver for Adapter {
         {
             return Err(EINVAL);
         }
-        qp.data().modify(qp.as_ref(), attr, mask)
+        qp.data().shared.modify(attr, mask)
     }
 
     fn destroy_qp(&self, qp: &Qp<Self>) {
-        qp.data().destroy(qp.as_ref());
+        let shared = &qp.data().shared;
+        shared.destroy();
+        self.fabric.remove(self.shared.id, shared.qpn);
     }
 
-    fn post_send(&self, qp: &Qp<Self>, wr: &SendWr<'_>) -> Result {
+    fn post_send(&self, qp: &Qp<Self>, wr: &SendWr<'_, Self>) -> Result {
         let opcode = WrOpcode::from_raw(wr.opcode).ok_or(EINVAL)?;
-        fabric::post_check(self.model, opcode).map_err(|e| Error::from_errno(-e.errno()))?;
-        qp.data().post_send(wr)
+        fabric::post_check(self.shared.model, opcode).map_err(|e| Error::from_errno(-e.errno()))?;
+        let shared = &qp.data().shared;
+        let pending = Pending::new(opcode, wr)?;
+        if shared.post_send(pending, wr.sges.len(), executes(opcode))? {
+            // Already queued is fine: it runs the whole queue.
+            let _ = self.wq.enqueue(shared.clone());
+        }
+        Ok(())
     }
 
     fn post_recv(&self, qp: &Qp<Self>, wr: &RecvWr<'_>) -> Result {
-        qp.data().post_recv(qp.as_ref(), wr)
+        qp.data().shared.post_recv(wr)
     }
 
-    fn get_dma_mr(&self, _pd: &Pd<Self>, _access: u32) -> Result<(SimMr, MrKeys)> {
-        let counted = self.create(Kind::Mr)?;
-        let key = self.new_key()?.raw();
-        Ok((
-            SimMr { _counted: counted },
-            MrKeys {
-                lkey: key,
-                rkey: key,
-            },
-        ))
+    fn get_dma_mr(&self, pd: &Pd<Self>, access: u32) -> Result<(SimMr, MrKeys)> {
+        self.new_mr(pd.data().id, MrKind::Dma, access)
     }
 
-    fn dereg_mr(&self, _mr: &Mr<Self>) {}
+    fn alloc_mr(&self, pd: &Pd<Self>, max_pages: u32) -> Result<(SimMr, MrKeys)> {
+        if max_pages == 0 || max_pages > MAX_FRWR_PAGES {
+            return Err(EINVAL);
+        }
+        let n = usize::try_from(max_pages)?;
+        let mut pages = KVVec::with_capacity(n, GFP_KERNEL)?;
+        for _ in 0..n {
+            pages.push(0u64, GFP_KERNEL)?;
+        }
+        let kind = MrKind::Frwr {
+            pages,
+            npages: 0,
+            page_size: 0,
+            iova: 0,
+            length: 0,
+        };
+        self.new_mr(pd.data().id, kind, 0)
+    }
+
+    fn map_mr(&self, mr: &Mr<Self>, map: &MrMap<'_>) -> Result {
+        self.shared.map_mr(mr.data().index, map)
+    }
 }

@@ -5,15 +5,22 @@
 
 use super::adapter::{Kind, State};
 use crate::ib::{debugfs, driver::Events, DirOps, File, ShowBuf};
+use crate::sim::faults::CreateFaults;
 use core::{fmt::Write, sync::atomic::Ordering};
 use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
 
 const FAIL_CREATE: u32 = 0;
 const OBJECTS: u32 = 1;
+const FAIL_ATOMICS: u32 = 2;
+const COMPLETION_DELAY_MS: u32 = 3;
+/// The longest completion delay, in ms: a work item sleeps that long per
+/// request, and destroying a QP waits for it.
+const MAX_DELAY_MS: u32 = 10_000;
 /// `port1`, `port2`: ids `PORT + n`.
 const PORT: u32 = 10;
 
-static FILES: [File<'static>; 4] = [
+/// The knobs; `port2` last, for two-port adapters only.
+static FILES: [File<'static>; 6] = [
     File {
         name: c_str!("fail_create"),
         mode: 0o600,
@@ -23,6 +30,16 @@ static FILES: [File<'static>; 4] = [
         name: c_str!("objects"),
         mode: 0o444,
         id: OBJECTS,
+    },
+    File {
+        name: c_str!("fail_atomics"),
+        mode: 0o600,
+        id: FAIL_ATOMICS,
+    },
+    File {
+        name: c_str!("completion_delay_ms"),
+        mode: 0o600,
+        id: COMPLETION_DELAY_MS,
     },
     File {
         name: c_str!("port1"),
@@ -52,7 +69,7 @@ impl Knobs {
         events: Events,
         ports: u8,
     ) -> Result<debugfs::Dir<Self>> {
-        let files = FILES.get(..2 + usize::from(ports)).unwrap_or(&FILES);
+        let files = FILES.get(..4 + usize::from(ports)).unwrap_or(&FILES);
         debugfs::Dir::new_in(
             root,
             name,
@@ -80,7 +97,14 @@ impl DirOps for Knobs {
     fn show(&self, id: u32, out: &mut ShowBuf<'_>) -> Result {
         let s = &self.state;
         match id {
-            FAIL_CREATE => writeln!(out, "{}", s.fail_create.load(Ordering::Acquire)),
+            FAIL_CREATE => {
+                let f = CreateFaults::unpack(s.fail_create.load(Ordering::Acquire));
+                writeln!(out, "{} {}", f.fail, f.skip)
+            }
+            FAIL_ATOMICS => writeln!(out, "{}", s.fail_atomics.load(Ordering::Acquire)),
+            COMPLETION_DELAY_MS => {
+                writeln!(out, "{}", s.completion_delay_ms.load(Ordering::Acquire))
+            }
             OBJECTS => writeln!(
                 out,
                 "pd {}\ncq {}\nqp {}\nmr {}",
@@ -101,8 +125,21 @@ impl DirOps for Knobs {
     fn store(&self, id: u32, data: &[u8]) -> Result {
         match id {
             FAIL_CREATE => {
+                let f = CreateFaults::parse(data).ok_or(EINVAL)?;
+                self.state.fail_create.store(f.pack(), Ordering::Release);
+                Ok(())
+            }
+            FAIL_ATOMICS => {
                 let n = parse_count(data)?;
-                self.state.fail_create.store(n, Ordering::Release);
+                self.state.fail_atomics.store(n, Ordering::Release);
+                Ok(())
+            }
+            COMPLETION_DELAY_MS => {
+                let ms = parse_count(data)?;
+                if ms > MAX_DELAY_MS {
+                    return Err(EINVAL);
+                }
+                self.state.completion_delay_ms.store(ms, Ordering::Release);
                 Ok(())
             }
             OBJECTS => Err(EPERM),

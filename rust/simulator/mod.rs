@@ -4,6 +4,7 @@
 //! make and remove.
 
 mod adapter;
+mod fabric;
 mod knobs;
 mod queues;
 
@@ -11,6 +12,7 @@ use crate::ib::{
     bus::{BusDevice, BusOps},
     debugfs,
     driver::{DeviceParams, Registration},
+    wq::OwnedQueue,
 };
 use crate::sim::control::{self, NewDevice};
 use adapter::Adapter;
@@ -44,6 +46,11 @@ pub struct Simulator {
     /// `/sys/kernel/debug/mlx_ext_sim/`; the simulator works without it.
     debugfs: Option<Arc<debugfs::Root>>,
     devices: Pin<KBox<Mutex<Devices>>>,
+    /// What connects the adapters' QPs.
+    fabric: Arc<fabric::Fabric>,
+    /// Where send requests execute; after `devices`: dropped (and drained)
+    /// once every adapter is gone.
+    wq: Arc<OwnedQueue>,
 }
 
 impl Simulator {
@@ -52,9 +59,12 @@ impl Simulator {
         let debugfs = debugfs::Root::new(c_str!("mlx_ext_sim"))
             .inspect_err(|e| pr_warn!("no debugfs knobs ({:?})\n", e))
             .ok();
+        let wq = Arc::new(OwnedQueue::new(c_str!("mlx_ext_sim"))?, GFP_KERNEL)?;
         Ok(Self {
             module,
             debugfs,
+            fabric: fabric::Fabric::new()?,
+            wq,
             devices: KBox::pin_init(
                 new_mutex!(
                     Devices {
@@ -72,7 +82,7 @@ impl Simulator {
         let name = CString::try_from_fmt(fmt!("mlxsim{}", req.id))?;
         let parent = BusDevice::new(req.id)
             .inspect_err(|e| pr_err!("new_device: {}: no bus device ({:?})\n", &*name, e))?;
-        let adapter = Adapter::new(req)?;
+        let adapter = Adapter::new(req, self.fabric.clone(), self.wq.clone())?;
         let state = adapter.state();
         let params = DeviceParams {
             name: &name,

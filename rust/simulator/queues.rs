@@ -1,18 +1,116 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Completion queues and queue pairs of a simulated adapter.
+//!
+//! Posting puts a work request on the QP's send queue and kicks the QP's
+//! work item, which executes the queue in order on the simulator's
+//! workqueue (`fabric::execute`) and completes each request on the send CQ.
+//! Lock order: QP (`inner`) before CQ (`ring`); the QP's `exec` mutex,
+//! held by the work item while it executes and completes a request, before
+//! both. Verbs may be called in any context: `inner` and `ring` disable
+//! interrupts.
 
-use super::adapter::Counted;
-use crate::ib::driver::{
-    qp_mask, CqNotifier, QpAttr, QpInitAttr, QpRef, QpState, RecvWr, SendWr, Wc, WcSink,
+use super::adapter::{AdapterShared, Counted};
+use super::fabric::{self, Fabric, Pending};
+use crate::ib::{
+    driver::{qp_mask, CqNotifier, QpAttr, QpInitAttr, QpRef, QpState, RecvWr, Wc, WcSink},
+    sync::IrqSpinLock,
 };
-use crate::sim::fabric::{self, WcOpcode, WcStatus};
+use crate::new_irq_spinlock;
+use crate::sim::fabric::{QpState as RuleState, WcOpcode, WcStatus, WrOpcode};
 use kernel::{
-    init::InPlaceInit,
-    new_spinlock,
+    new_mutex, new_work,
     prelude::*,
-    sync::{Arc, SpinLock},
+    sync::{Arc, Mutex},
+    workqueue::{impl_has_work, Work, WorkItem},
 };
+
+/// A queue of fixed capacity, oldest first.
+pub(super) struct Ring<T> {
+    slots: KVVec<Option<T>>,
+    head: usize,
+    len: usize,
+}
+
+impl<T> Ring<T> {
+    fn new(cap: usize) -> Result<Self> {
+        let mut slots = KVVec::with_capacity(cap, GFP_KERNEL)?;
+        for _ in 0..cap {
+            slots.push(None, GFP_KERNEL)?;
+        }
+        Ok(Self {
+            slots,
+            head: 0,
+            len: 0,
+        })
+    }
+
+    /// Index `i` (below `2 * cap`) of the ring. Not `%`: its division by
+    /// zero panic path trips objtool on Rust code in 6.12.
+    fn wrap(&self, i: usize) -> usize {
+        let cap = self.slots.len();
+        if i >= cap {
+            i - cap
+        } else {
+            i
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Appends `v`; gives it back if the ring is full.
+    pub(super) fn push(&mut self, v: T) -> core::result::Result<(), T> {
+        if self.len == self.slots.len() {
+            return Err(v);
+        }
+        let tail = self.wrap(self.head + self.len);
+        match self.slots.get_mut(tail) {
+            Some(slot) => {
+                *slot = Some(v);
+                self.len += 1;
+                Ok(())
+            }
+            None => Err(v),
+        }
+    }
+
+    pub(super) fn front(&self) -> Option<&T> {
+        if self.len == 0 {
+            return None;
+        }
+        self.slots.get(self.head).and_then(Option::as_ref)
+    }
+
+    pub(super) fn pop(&mut self) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
+        let v = self.slots.get_mut(self.head).and_then(Option::take);
+        self.head = self.wrap(self.head + 1);
+        self.len -= 1;
+        v
+    }
+
+    /// Keeps only the entries `keep` accepts, in order.
+    fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) {
+        let (head, len) = (self.head, self.len);
+        let mut kept = 0;
+        for i in 0..len {
+            let at = self.wrap(head + i);
+            let v = self.slots.get_mut(at).and_then(Option::take);
+            if let Some(v) = v.filter(|v| keep(v)) {
+                let to = self.wrap(head + kept);
+                if let Some(slot) = self.slots.get_mut(to) {
+                    *slot = Some(v);
+                }
+                kept += 1;
+            }
+        }
+        self.len = kept;
+    }
+}
 
 /// How a CQ is armed (`req_notify_cq`).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -26,14 +124,19 @@ enum Arm {
 }
 
 struct CqRing {
-    /// `entries` slots; `None` where empty.
-    slots: KVec<Option<Wc>>,
-    head: usize,
-    len: usize,
+    wcs: Ring<Wc>,
     arm: Arm,
-    /// Completions lost because the CQ was full (a real adapter raises a
-    /// CQ error event; the count is kept for debugging).
+    /// Completions lost because the CQ was full.
     overflows: u32,
+}
+
+/// What [`CqShared::push`] found: whether to run the handler or report an
+/// overflow, once the locks are dropped.
+#[must_use]
+pub(super) enum Pushed {
+    Quiet,
+    Notify,
+    Overflow,
 }
 
 /// A CQ's queue, shared with the QPs completing on it.
@@ -41,88 +144,69 @@ struct CqRing {
 pub(super) struct CqShared {
     notifier: CqNotifier,
     #[pin]
-    ring: SpinLock<CqRing>,
+    ring: IrqSpinLock<CqRing>,
 }
 
 impl CqShared {
-    /// Queues `wc`; runs the handler if the CQ is armed for it (errors count
-    /// as solicited, as the IB spec says).
-    pub(super) fn push(&self, wc: Wc, solicited: bool) {
-        let notify = {
-            let mut r = self.ring.lock();
-            let cap = r.slots.len();
-            if r.len == cap {
-                r.overflows = r.overflows.saturating_add(1);
-                return;
-            }
-            let tail = wrap(r.head + r.len, cap);
-            if let Some(slot) = r.slots.get_mut(tail) {
-                *slot = Some(wc);
-            }
-            r.len += 1;
-            let fire = match r.arm {
-                Arm::Off => false,
-                Arm::Next => true,
-                Arm::Solicited => solicited || wc.status != WcStatus::Success as u32,
-            };
-            if fire {
-                r.arm = Arm::Off;
-            }
-            fire
-        };
-        if notify {
-            self.notifier.notify();
-        }
-    }
-
-    /// Removes every completion of `qp`: it is being destroyed.
-    fn purge(&self, qp: QpRef) {
+    /// Queues `wc` (errors count as solicited, as the IB spec says). The
+    /// caller calls [`CqShared::signal`] with the result once it holds no
+    /// lock: a handler may post again.
+    pub(super) fn push(&self, wc: Wc, solicited: bool) -> Pushed {
         let mut r = self.ring.lock();
-        let cap = r.slots.len();
-        let (head, len) = (r.head, r.len);
-        let mut kept = 0;
-        for i in 0..len {
-            let wc = r.slots.get_mut(wrap(head + i, cap)).and_then(Option::take);
-            if let Some(wc) = wc.filter(|wc| wc.qp != qp) {
-                if let Some(slot) = r.slots.get_mut(wrap(head + kept, cap)) {
-                    *slot = Some(wc);
+        let failed = wc.status != WcStatus::Success as u32;
+        if r.wcs.push(wc).is_err() {
+            r.overflows = r.overflows.saturating_add(1);
+            return Pushed::Overflow;
+        }
+        let fire = match r.arm {
+            Arm::Off => false,
+            Arm::Next => true,
+            Arm::Solicited => solicited || failed,
+        };
+        if fire {
+            r.arm = Arm::Off;
+            Pushed::Notify
+        } else {
+            Pushed::Quiet
+        }
+    }
+
+    /// Runs the handler for what `push` found.
+    pub(super) fn signal(&self, p: Pushed) {
+        match p {
+            Pushed::Quiet => {}
+            Pushed::Notify => self.notifier.notify(),
+            Pushed::Overflow => {
+                if self.ring.lock().overflows == 1 {
+                    pr_warn!("CQ overflow: completions lost (IB_EVENT_CQ_ERR raised)\n");
                 }
-                kept += 1;
+                self.notifier.error();
             }
         }
-        r.len = kept;
     }
-}
 
-/// Index `i` (below `2 * cap`) of a ring of `cap` slots. Not `%`: its
-/// division-by-zero panic path trips objtool on Rust code in 6.12.
-fn wrap(i: usize, cap: usize) -> usize {
-    if i >= cap {
-        i - cap
-    } else {
-        i
+    /// Removes every completion of `qp`.
+    fn purge(&self, qp: QpRef) {
+        self.ring.lock().wcs.retain(|wc| wc.qp != qp);
     }
 }
 
 /// The driver's data of a CQ.
 pub(super) struct SimCq {
-    shared: Arc<CqShared>,
+    pub(super) shared: Arc<CqShared>,
     _counted: Counted,
 }
 
 impl SimCq {
     pub(super) fn new(counted: Counted, entries: u32, notifier: CqNotifier) -> Result<Self> {
-        let n = usize::try_from(entries)?;
-        let slots = KVec::from_elem(None, n, GFP_KERNEL)?;
+        let wcs = Ring::new(usize::try_from(entries)?)?;
         Ok(Self {
             shared: Arc::pin_init(
                 pin_init!(CqShared {
                     notifier,
-                    ring <- new_spinlock!(
+                    ring <- new_irq_spinlock!(
                         CqRing {
-                            slots,
-                            head: 0,
-                            len: 0,
+                            wcs,
                             arm: Arm::Off,
                             overflows: 0,
                         },
@@ -137,14 +221,9 @@ impl SimCq {
 
     pub(super) fn poll(&self, out: &mut WcSink<'_>) {
         let mut r = self.shared.ring.lock();
-        let cap = r.slots.len();
-        while r.len > 0 && out.room() > 0 {
-            let head = r.head;
-            if let Some(wc) = r.slots.get_mut(head).and_then(Option::take) {
-                out.push(&wc);
-            }
-            r.head = wrap(head + 1, cap);
-            r.len -= 1;
+        while out.room() > 0 {
+            let Some(wc) = r.wcs.pop() else { break };
+            out.push(&wc);
         }
     }
 
@@ -157,66 +236,121 @@ impl SimCq {
         } else {
             Arm::Next
         };
-        report_missed && r.len > 0
+        report_missed && r.wcs.len() > 0
     }
 }
 
-struct QpInner {
-    state: QpState,
-    dlid: u32,
-    dest_qpn: u32,
-    access: u32,
-    /// Posted receives, oldest first (`wr_id`s).
-    rq: KVec<u64>,
-    rq_head: usize,
+/// The state of a QP that verbs change.
+pub(super) struct QpInner {
+    pub(super) state: QpState,
+    /// Where it sends: the destination LID and QP number.
+    pub(super) dlid: u32,
+    pub(super) dest_qpn: u32,
+    /// `qp_access_flags`: what remote peers may do through it.
+    pub(super) access: u32,
+    /// Outstanding RDMA READ/atomic requests it may have as initiator.
+    pub(super) max_rd_atomic: u8,
+    /// The same as responder.
+    pub(super) max_dest_rd_atomic: u8,
+    /// Posted send requests, oldest first; the head may be executing.
+    sq: Ring<Pending>,
+    /// Whether the work item is executing the head of `sq`.
+    executing: bool,
+    /// Posted receives (`wr_id`s), oldest first.
+    rq: Ring<u64>,
 }
 
-/// The driver's data of a QP.
-pub(super) struct SimQp {
-    _qpn: u32,
-    max_recv_wr: usize,
+/// A QP as the fabric sees it; the driver's data of a QP holds it.
+#[pin_data]
+pub(super) struct QpShared {
+    pub(super) adapter: Arc<AdapterShared>,
+    pub(super) fabric: Arc<Fabric>,
+    pub(super) qpn: u32,
+    pub(super) pd: u32,
+    me: QpRef,
+    signal_all: bool,
+    max_send_sge: usize,
+    max_recv_sge: usize,
     send_cq: Arc<CqShared>,
     recv_cq: Arc<CqShared>,
-    inner: Pin<KBox<SpinLock<QpInner>>>,
-    _counted: Counted,
+    #[pin]
+    pub(super) inner: IrqSpinLock<QpInner>,
+    /// Held while a request executes and completes; `true` once the QP is
+    /// destroyed, after which nothing executes or completes.
+    #[pin]
+    exec: Mutex<bool>,
+    #[pin]
+    work: Work<QpShared>,
 }
 
-impl SimQp {
-    pub(super) fn new(
-        counted: Counted,
-        qpn: u32,
-        init: &QpInitAttr,
-        send_cq: &SimCq,
-        recv_cq: &SimCq,
-    ) -> Result<Self> {
-        let max_recv_wr = usize::try_from(init.max_recv_wr)?;
-        Ok(Self {
-            _qpn: qpn,
-            max_recv_wr,
-            send_cq: send_cq.shared.clone(),
-            recv_cq: recv_cq.shared.clone(),
-            inner: KBox::pin_init(
-                new_spinlock!(
-                    QpInner {
-                        state: QpState::Reset,
-                        dlid: 0,
-                        dest_qpn: 0,
-                        access: 0,
-                        rq: KVec::with_capacity(max_recv_wr, GFP_KERNEL)?,
-                        rq_head: 0,
-                    },
-                    "mlx_ext_sim::qp"
-                ),
-                GFP_KERNEL,
-            )?,
-            _counted: counted,
-        })
+impl_has_work! {
+    impl HasWork<Self> for QpShared { self.work }
+}
+
+impl WorkItem for QpShared {
+    type Pointer = Arc<QpShared>;
+
+    fn run(this: Arc<QpShared>) {
+        this.run_send_queue();
+    }
+}
+
+/// The completion of `wr_id` with `status`.
+fn wc(wr_id: u64, status: WcStatus, opcode: WcOpcode, byte_len: u32, qp: QpRef) -> Wc {
+    Wc {
+        wr_id,
+        status: status as u32,
+        opcode: opcode as u32,
+        byte_len,
+        qp,
+        src_qp: 0,
+        slid: 0,
+    }
+}
+
+impl QpShared {
+    /// The rule-side state of `q`.
+    fn rule_state(q: &QpInner) -> RuleState {
+        RuleState::from_raw(q.state as u32).unwrap_or(RuleState::Err)
+    }
+
+    /// Completes every receive of `q` with a flush error.
+    fn flush_rq(&self, q: &mut QpInner) -> Pushed {
+        let mut last = Pushed::Quiet;
+        while let Some(wr_id) = q.rq.pop() {
+            let p = self.recv_cq.push(
+                wc(wr_id, WcStatus::WrFlushErr, WcOpcode::Recv, 0, self.me),
+                true,
+            );
+            last = merge(last, p);
+        }
+        last
+    }
+
+    /// Completes every send request of `q` not executing with a flush
+    /// error.
+    fn flush_sq(&self, q: &mut QpInner) -> Pushed {
+        let mut last = Pushed::Quiet;
+        if q.executing {
+            return last;
+        }
+        while let Some(p) = q.sq.pop() {
+            let w = wc(
+                p.wr_id,
+                WcStatus::WrFlushErr,
+                p.opcode.wc_opcode(),
+                0,
+                self.me,
+            );
+            last = merge(last, self.send_cq.push(w, true));
+        }
+        last
     }
 
     /// Applies a `modify_qp`: the state machine of the IB specification
     /// (ib_core's table), and the attributes the fabric uses.
-    pub(super) fn modify(&self, me: QpRef, attr: &QpAttr, mask: u32) -> Result {
-        let flushed = {
+    pub(super) fn modify(&self, attr: &QpAttr, mask: u32) -> Result {
+        let (rq, sq) = {
             let mut q = self.inner.lock();
             let cur = if mask & qp_mask::CUR_STATE != 0 {
                 attr.cur_state.ok_or(EINVAL)?
@@ -240,77 +374,228 @@ impl SimQp {
             if mask & qp_mask::ACCESS_FLAGS != 0 {
                 q.access = attr.access_flags;
             }
+            if mask & qp_mask::MAX_QP_RD_ATOMIC != 0 {
+                q.max_rd_atomic = attr.max_rd_atomic;
+            }
+            if mask & qp_mask::MAX_DEST_RD_ATOMIC != 0 {
+                q.max_dest_rd_atomic = attr.max_dest_rd_atomic;
+            }
             q.state = next;
             match next {
-                // Outstanding receives complete with a flush error.
-                QpState::Err => take_rq(&mut q)?,
-                // RESET discards them without completions.
+                // Outstanding requests complete with a flush error (the one
+                // executing, if any, completes first and the work item
+                // flushes the rest after it, in order).
+                QpState::Err => (self.flush_rq(&mut q), self.flush_sq(&mut q)),
+                // RESET discards them, and their completions.
                 QpState::Reset => {
-                    drop(take_rq(&mut q)?);
-                    KVec::new()
+                    while q.rq.pop().is_some() {}
+                    if !q.executing {
+                        while q.sq.pop().is_some() {}
+                    }
+                    self.send_cq.purge(self.me);
+                    self.recv_cq.purge(self.me);
+                    (Pushed::Quiet, Pushed::Quiet)
                 }
-                _ => KVec::new(),
+                _ => (Pushed::Quiet, Pushed::Quiet),
             }
         };
-        for wr_id in flushed.iter() {
-            self.recv_cq.push(flush(*wr_id, WcOpcode::Recv, me), true);
-        }
+        self.recv_cq.signal(rq);
+        self.send_cq.signal(sq);
         Ok(())
     }
 
-    pub(super) fn post_recv(&self, me: QpRef, wr: &RecvWr<'_>) -> Result {
+    /// Queues a send request; `Ok(true)` if the work item must be kicked.
+    /// A request the adapter does not execute (`supported` false) is only
+    /// taken in ERR, to be flushed (ib_drain_sq posts an RDMA WRITE).
+    pub(super) fn post_send(&self, p: Pending, num_sge: usize, supported: bool) -> Result<bool> {
+        if num_sge > self.max_send_sge {
+            return Err(EINVAL);
+        }
         let mut q = self.inner.lock();
-        let state = fabric::QpState::from_raw(q.state as u32).ok_or(EINVAL)?;
-        if fabric::flushes(state) {
+        let state = Self::rule_state(&q);
+        if fabric_flushes(state) && q.sq.len() == 0 {
+            // Nothing ahead of it: flushed at once (how ib_drain_sq's
+            // request completes).
+            let w = wc(
+                p.wr_id,
+                WcStatus::WrFlushErr,
+                p.opcode.wc_opcode(),
+                0,
+                self.me,
+            );
+            let pushed = self.send_cq.push(w, true);
             drop(q);
-            self.recv_cq.push(flush(wr.wr_id, WcOpcode::Recv, me), true);
+            self.send_cq.signal(pushed);
+            return Ok(false);
+        }
+        if !fabric_flushes(state) {
+            if !crate::sim::fabric::can_post_send(state) {
+                return Err(EINVAL);
+            }
+            if !supported {
+                return Err(crate::ib::eopnotsupp());
+            }
+        }
+        // In ERR behind requests still queued: flushed in order after them.
+        q.sq.push(p).map_err(|_| ENOMEM)?;
+        Ok(true)
+    }
+
+    pub(super) fn post_recv(&self, wr: &RecvWr<'_>) -> Result {
+        if wr.sges.len() > self.max_recv_sge {
+            return Err(EINVAL);
+        }
+        let mut q = self.inner.lock();
+        let state = Self::rule_state(&q);
+        if fabric_flushes(state) {
+            let w = wc(wr.wr_id, WcStatus::WrFlushErr, WcOpcode::Recv, 0, self.me);
+            let pushed = self.recv_cq.push(w, true);
+            drop(q);
+            self.recv_cq.signal(pushed);
             return Ok(());
         }
-        if !fabric::can_post_recv(state) {
+        if !crate::sim::fabric::can_post_recv(state) {
             return Err(EINVAL);
         }
-        if q.rq.len() - q.rq_head >= self.max_recv_wr {
-            return Err(ENOMEM);
-        }
-        q.rq.push(wr.wr_id, GFP_ATOMIC)?;
-        Ok(())
+        q.rq.push(wr.wr_id).map_err(|_| ENOMEM)
     }
 
-    pub(super) fn post_send(&self, _wr: &SendWr<'_>) -> Result {
-        let q = self.inner.lock();
-        let state = fabric::QpState::from_raw(q.state as u32).ok_or(EINVAL)?;
-        if !fabric::can_post_send(state) {
-            return Err(EINVAL);
+    /// The work item: executes the send queue in order.
+    fn run_send_queue(&self) {
+        let dead = self.exec.lock();
+        if *dead {
+            return;
         }
-        // The fabric that executes send work requests is not there yet.
-        Err(crate::ib::eopnotsupp())
+        loop {
+            let p = {
+                let mut q = self.inner.lock();
+                if fabric_flushes(Self::rule_state(&q)) {
+                    let pushed = self.flush_sq(&mut q);
+                    drop(q);
+                    self.send_cq.signal(pushed);
+                    return;
+                }
+                let Some(p) = q.sq.front().cloned() else {
+                    return;
+                };
+                q.executing = true;
+                p
+            };
+            let delay = self.adapter.completion_delay_ms();
+            if delay > 0 {
+                crate::ib::wq::msleep(delay);
+            }
+            let (status, byte_len) = fabric::execute(self, &p);
+            let (done, rest, rq) = {
+                let mut q = self.inner.lock();
+                q.executing = false;
+                let _ = q.sq.pop();
+                let done = if status != WcStatus::Success || p.signaled || self.signal_all {
+                    let w = wc(p.wr_id, status, p.opcode.wc_opcode(), byte_len, self.me);
+                    self.send_cq.push(w, p.solicited)
+                } else {
+                    Pushed::Quiet
+                };
+                if status == WcStatus::Success {
+                    (done, Pushed::Quiet, Pushed::Quiet)
+                } else {
+                    // An error moves an RC QP to ERR and flushes the rest.
+                    q.state = QpState::Err;
+                    (done, self.flush_sq(&mut q), self.flush_rq(&mut q))
+                }
+            };
+            self.send_cq.signal(merge(done, rest));
+            self.recv_cq.signal(rq);
+        }
     }
 
-    /// The QP is being destroyed: nothing of it may stay in its CQs.
-    pub(super) fn destroy(&self, me: QpRef) {
-        self.send_cq.purge(me);
-        self.recv_cq.purge(me);
+    /// The QP is being destroyed: when this returns, nothing of it executes
+    /// or completes, and none of its completions is left in its CQs.
+    pub(super) fn destroy(&self) {
+        *self.exec.lock() = true;
+        self.send_cq.purge(self.me);
+        self.recv_cq.purge(self.me);
     }
 }
 
-/// Takes the outstanding receives of `q`, oldest first.
-fn take_rq(q: &mut QpInner) -> Result<KVec<u64>> {
-    let mut out = KVec::with_capacity(q.rq.len() - q.rq_head, GFP_ATOMIC)?;
-    out.extend_from_slice(q.rq.get(q.rq_head..).unwrap_or(&[]), GFP_ATOMIC)?;
-    q.rq = KVec::new();
-    q.rq_head = 0;
-    Ok(out)
+fn fabric_flushes(state: RuleState) -> bool {
+    crate::sim::fabric::flushes(state)
 }
 
-/// The completion of a work request flushed by the error state.
-fn flush(wr_id: u64, opcode: WcOpcode, qp: QpRef) -> Wc {
-    Wc {
-        wr_id,
-        status: WcStatus::WrFlushErr as u32,
-        opcode: opcode as u32,
-        byte_len: 0,
-        qp,
-        src_qp: 0,
-        slid: 0,
+/// Keeps the stronger of two push results (an overflow or a notification
+/// must not be lost; one handler call covers several completions).
+fn merge(a: Pushed, b: Pushed) -> Pushed {
+    match (a, b) {
+        (Pushed::Overflow, _) | (_, Pushed::Overflow) => Pushed::Overflow,
+        (Pushed::Notify, _) | (_, Pushed::Notify) => Pushed::Notify,
+        _ => Pushed::Quiet,
     }
+}
+
+/// The driver's data of a QP.
+pub(super) struct SimQp {
+    pub(super) shared: Arc<QpShared>,
+    _counted: Counted,
+}
+
+impl SimQp {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        counted: Counted,
+        adapter: Arc<AdapterShared>,
+        fabric: Arc<Fabric>,
+        qpn: u32,
+        pd: u32,
+        me: QpRef,
+        init: &QpInitAttr,
+        send_cq: &SimCq,
+        recv_cq: &SimCq,
+    ) -> Result<Self> {
+        let sq = Ring::new(usize::try_from(init.max_send_wr)?)?;
+        let rq = Ring::new(usize::try_from(init.max_recv_wr)?)?;
+        let max_send_sge = usize::try_from(init.max_send_sge)?;
+        let max_recv_sge = usize::try_from(init.max_recv_sge)?;
+        let shared = Arc::pin_init(
+            pin_init!(QpShared {
+                adapter,
+                fabric,
+                qpn,
+                pd,
+                me,
+                signal_all: init.signal_all,
+                max_send_sge,
+                max_recv_sge,
+                send_cq: send_cq.shared.clone(),
+                recv_cq: recv_cq.shared.clone(),
+                inner <- new_irq_spinlock!(
+                    QpInner {
+                        state: QpState::Reset,
+                        dlid: 0,
+                        dest_qpn: 0,
+                        access: 0,
+                        max_rd_atomic: 0,
+                        max_dest_rd_atomic: 0,
+                        sq,
+                        executing: false,
+                        rq,
+                    },
+                    "mlx_ext_sim::qp"
+                ),
+                exec <- new_mutex!(false, "mlx_ext_sim::qp::exec"),
+                work <- new_work!("mlx_ext_sim::qp::work"),
+            }),
+            GFP_KERNEL,
+        )?;
+        Ok(Self {
+            shared,
+            _counted: counted,
+        })
+    }
+}
+
+/// Whether `opcode` is one the simulated adapters execute.
+pub(super) fn executes(opcode: WrOpcode) -> bool {
+    opcode.is_standard_atomic()
+        || opcode.is_masked_atomic()
+        || matches!(opcode, WrOpcode::RegMr | WrOpcode::LocalInv)
 }

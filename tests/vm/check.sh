@@ -290,6 +290,7 @@ test_kasan_active() {
 test_no_leaks() {
 	[ -w $KMEMLEAK ] || { echo "kmemleak not available"; return $KSFT_SKIP; }
 	rmmod mlx_ext
+	rmmod mlx_ext_test_ulp 2>/dev/null
 	rmmod mlx_ext_sim 2>/dev/null
 	# kmemleak reports objects older than 5 s only.
 	sleep 6
@@ -322,6 +323,8 @@ ktap_run test_load_sees_rxe0 test_sysfs_matches_ib_core test_sysfs_read_only \
 	test_atomics_selftest_rejects_bad_input test_show_is_bounded test_rename_device \
 	test_sysfs_file_open_across_rmmod test_debugfs_file_open_pins_module \
 	test_failslab_add_path test_two_devices_in_any_order \
-	test_sim_load test_sim_models test_sim_bad_control_input test_sim_port_down_up \
-	test_sim_200_devices test_sim_rmmod_with_devices test_kasan_active \
+	test_sim_load test_sim_models test_sim_ulp_load test_sim_bad_control_input \
+	test_sim_port_down_up test_sim_200_devices test_sim_atomics_match_host \
+	test_sim_masked_refused test_sim_atomic_errors test_sim_fault_injection \
+	test_sim_del_device_with_work_in_flight test_sim_rmmod_with_devices test_kasan_active \
 	test_no_leaks test_kernel_log_clean

@@ -146,9 +146,15 @@ test_sim_port_down_up() {
 	expect_eq "$(sim_write $SIMDBG/mlxsim1/port2 sideways)" "Invalid argument" "bad knob value" || return 1
 	expect_eq "$(sim_write $SIMDBG/mlxsim1/port2 up)" ok "port2 up" || return 1
 	expect_eq "$(cat $IB/mlxsim1/ports/2/state)" "4: ACTIVE" "port 2 after up" || return 1
+	# The same state again is no change: no event.
+	expect_eq "$(sim_write $SIMDBG/mlxsim1/port2 up)" ok "port2 up again" || return 1
+	# The events reach a ULP's event handler (ib_core dispatches them from
+	# a work item).
+	sleep 1
+	expect_eq "$(ulp 'events mlxsim1')" "port_err 1 port_active 1" "port events" || return 1
 	[ ! -e $SIMDBG/mlxsim0/port2 ] || { echo "one-port device has a port2 knob"; return 1; }
 	expect_eq "$(sim_write $SIMDBG/mlxsim1/fail_create 12x)" "Invalid argument" "bad count" || return 1
-	expect_eq "$(cat $SIMDBG/mlxsim1/fail_create)" 0 "fail_create unchanged"
+	expect_eq "$(cat $SIMDBG/mlxsim1/fail_create)" "0 0" "fail_create unchanged"
 }
 
 # 200 devices of mixed models made and removed while mlx_ext is loaded: each
@@ -192,4 +198,152 @@ test_sim_rmmod_with_devices() {
 	sim_new "0 cx3" || return 1
 	[ -d $IB/mlxsim0/mlx_ext ] || { echo "no mlx_ext on a device made after reload"; return 1; }
 	sim_del 0
+}
+
+# The data path, through the test ULP (tests/ulp/test_ulp.c): RC loopbacks,
+# FRWR regions, atomics, their errors, and teardown.
+ULPCTL=/sys/kernel/debug/mlx_ext_test_ulp/ctl
+
+# ulp COMMAND: runs a test ULP command and prints its result.
+ulp() {
+	echo "$1" >$ULPCTL || return 1
+	cat $ULPCTL
+}
+
+# host_digest SEED COUNT KIND: what the host's reference arithmetic expects
+# (scripts/check.sh wrote /extra/ulp_digests with core/examples/ulp_digest.rs).
+host_digest() {
+	sed -n "s/^$1 $2 $3 //p" /extra/ulp_digests
+}
+
+# Centiseconds since boot.
+now_cs() {
+	cut -d' ' -f1 /proc/uptime | tr -d .
+}
+
+test_sim_ulp_load() {
+	# rxe0 loopback goes through the IPv4-mapped GID of eth0.
+	ip addr add 10.0.2.15/24 dev eth0 2>/dev/null
+	ip link set eth0 up
+	modprobe mlx_ext_test_ulp || return 1
+	[ -w $ULPCTL ] || { echo "$ULPCTL missing"; return 1; }
+	for d in 0 1 2; do [ -e $IB/mlxsim$d ] || { echo "mlxsim$d missing"; return 1; }; done
+}
+
+# 2000 random atomics on 8 words of a remote FRWR region, on each device and
+# CQ poll context, against the host's reference: CAS and FA everywhere,
+# masked ones where the adapter has them; Connect-IB's replies are
+# big-endian (right when read as such, wrong when read in host order).
+test_sim_atomics_match_host() {
+	std=$(host_digest 11 2000 std) masked=$(host_digest 11 2000 masked)
+	[ -n "$std" ] && [ -n "$masked" ] || { echo "no host digests in /extra"; return 1; }
+	rc=0
+	while read -r dev poll kind reply want; do
+		eval "want=\$$want"
+		got=$(ulp "atomics $dev $poll 11 2000 $kind $reply")
+		if [ "$got" != "ok $want" ]; then
+			echo "$dev $poll $kind $reply: expected 'ok $want', got '$got'"
+			rc=1
+		fi
+	done <<EOT
+mlxsim0 workqueue std host std
+mlxsim0 softirq masked host masked
+mlxsim1 unbound std be std
+mlxsim1 direct masked be masked
+mlxsim2 direct std host std
+rxe0 softirq std host std
+EOT
+	[ $rc = 0 ] || return 1
+	# Between two adapters: the requester's model decides the reply's byte
+	# order; the responder's memory is where the operations land.
+	expect_eq "$(ulp 'atomics mlxsim1:mlxsim0 softirq 11 2000 std be')" "ok $std" \
+		"connectib to cx3" || return 1
+	expect_eq "$(ulp 'atomics mlxsim0:mlxsim1 workqueue 11 2000 masked host')" "ok $masked" \
+		"cx3 to connectib" || return 1
+	expect_eq "$(ulp 'atomics mlxsim2:mlxsim0 workqueue 11 10 masked host')" "err post -22" \
+		"cx4 to cx3, masked" || return 1
+	got=$(ulp "atomics mlxsim1 workqueue 11 2000 std host")
+	[ "$got" != "ok $std" ] && [ "${got#ok }" != "$got" ] ||
+		{ echo "Connect-IB replies read in host order gave '$got'"; return 1; }
+	got=$(ulp "atomics mlxsim0 workqueue 11 2000 std be")
+	[ "$got" != "ok $std" ] || { echo "ConnectX-3 replies are not in host order"; return 1; }
+	echo "cx3, connectib, cx4 and rxe0 agree with the host on 2000 CAS/FA; cx3 and connectib on 2000 masked; also between two adapters"
+}
+
+test_sim_masked_refused() {
+	expect_eq "$(ulp 'atomics mlxsim2 workqueue 11 10 masked host')" "err post -22" "cx4" || return 1
+	expect_eq "$(ulp 'atomics rxe0 workqueue 11 10 masked host')" "err post -22" "rxe0"
+}
+
+# Every error case: the completion status an RC requester gets (ib_wc_status
+# numbers) or the errno of the post. rxe refuses a misaligned atomic and a
+# local SGE other than 8 bytes when posting (-22); the simulated adapters,
+# like hardware, take them and complete them with an error.
+test_sim_atomic_errors() {
+	want_sim="wrong_rkey 10 wrong_variant 10 no_atomic_access 10 misaligned 9 out_of_bounds 10 after_invalidate 10 local_length 1 qp_no_remote_atomic 9 flush_after_error 5"
+	want_rxe="wrong_rkey 10 wrong_variant 10 no_atomic_access 10 misaligned -22 out_of_bounds 10 after_invalidate 10 local_length -22 qp_no_remote_atomic 9 flush_after_error 5"
+	expect_eq "$(ulp 'errors mlxsim0 workqueue' | tr '\n' ' ')" \
+		"$want_sim masked_cas 0 masked_fa 0 " "cx3" || return 1
+	expect_eq "$(ulp 'errors mlxsim1 softirq' | tr '\n' ' ')" \
+		"$want_sim masked_cas 0 masked_fa 0 " "connectib" || return 1
+	expect_eq "$(ulp 'errors mlxsim2 direct' | tr '\n' ' ')" \
+		"$want_sim masked_cas -22 masked_fa -22 " "cx4" || return 1
+	expect_eq "$(ulp 'errors rxe0 workqueue' | tr '\n' ' ')" \
+		"$want_rxe masked_cas -22 masked_fa -22 " "rxe0"
+}
+
+# objects_zero DEV: fails unless every object of DEV is gone.
+objects_zero() {
+	expect_eq "$(cat $SIMDBG/$1/objects | tr '\n' ' ')" "pd 0 cq 0 qp 0 mr 0 " "objects of $1"
+}
+
+# Each creation of a loopback's set-up failing in turn (for each side a PD,
+# its DMA MR, a CQ and a QP; then the FRWR MR): the ULP sees the error, and
+# nothing is left over. Then atomics completing in error, and completions
+# arriving late.
+test_sim_fault_injection() {
+	knobs=$SIMDBG/mlxsim0
+	skip=0
+	for stage in pd pd cq qp pd pd cq qp mr; do
+		echo "1 $skip" >$knobs/fail_create || return 1
+		expect_eq "$(ulp 'atomics mlxsim0 workqueue 1 10 std host')" "err $stage -12" \
+			"creation $skip failing" || return 1
+		expect_eq "$(cat $knobs/fail_create)" "0 0" "knob after use" || return 1
+		objects_zero mlxsim0 || return 1
+		skip=$((skip + 1))
+	done
+	echo "1 9" >$knobs/fail_create
+	expect_eq "$(ulp 'atomics mlxsim0 workqueue 1 10 std host' | cut -c1-2)" ok "10th creation" || return 1
+	echo 0 >$knobs/fail_create
+	for bad in x "1 2 3" -1 "1 -2"; do
+		expect_eq "$(sim_write $knobs/fail_create "$bad")" "Invalid argument" "fail_create '$bad'" || return 1
+	done
+	echo 1 >$knobs/fail_atomics
+	expect_eq "$(ulp 'atomics mlxsim0 softirq 1 10 std host')" "err op 11" "injected atomic error" || return 1
+	expect_eq "$(cat $knobs/fail_atomics)" 0 "fail_atomics after use" || return 1
+	objects_zero mlxsim0 || return 1
+	echo 200 >$knobs/completion_delay_ms
+	t0=$(now_cs)
+	out=$(ulp 'atomics mlxsim0 workqueue 1 5 std host')
+	t1=$(now_cs)
+	echo 0 >$knobs/completion_delay_ms
+	expect_eq "${out%% *}" ok "delayed atomics" || return 1
+	echo "5 atomics (and the registration) with 200 ms delay: $((t1 - t0)) cs"
+	[ $((t1 - t0)) -ge 100 ] || { echo "completions were not delayed"; return 1; }
+	expect_eq "$(sim_write $knobs/completion_delay_ms 10001)" "Invalid argument" "delay too long"
+}
+
+# del_device while a ULP holds a PD, CQ, QPs and MRs with atomics still
+# executing: ib_core calls the ULP's remove, which drains and destroys
+# everything; the device goes, nothing leaks or crashes.
+test_sim_del_device_with_work_in_flight() {
+	echo 300 >$SIMDBG/mlxsim0/completion_delay_ms
+	expect_eq "$(ulp 'hold mlxsim0 4')" "hold 0" "hold" || return 1
+	expect_eq "$(cat $SIMDBG/mlxsim0/objects | tr '\n' ' ')" "pd 2 cq 2 qp 2 mr 3 " "objects held" || return 1
+	sim_del 0 || return 1
+	[ ! -e $IB/mlxsim0 ] || { echo "mlxsim0 still there"; return 1; }
+	dmesg | grep -q "mlx_ext_test_ulp: mlxsim0: removed with objects held" ||
+		{ echo "the ULP's remove did not run"; return 1; }
+	sim_new "0 cx3" || return 1
+	expect_eq "$(ulp 'atomics mlxsim0 workqueue 11 20 std host' | cut -c1-2)" ok "a new mlxsim0"
 }

@@ -178,6 +178,28 @@ impl Region {
     }
 }
 
+/// Where byte `offset` of a fast-registered region lies in its page list:
+/// the index of the page and the offset in that page.
+///
+/// `ib_map_mr_sg` maps a region onto pages of `page_size` bytes (a power of
+/// two), the first of which it starts `iova & (page_size - 1)` bytes into;
+/// `pages` is how many there are. `None` if `page_size` is not a power of
+/// two or the byte lies past the last page.
+pub const fn locate(iova: u64, page_size: u64, pages: usize, offset: u64) -> Option<(usize, u64)> {
+    if !page_size.is_power_of_two() {
+        return None;
+    }
+    let shift = page_size.trailing_zeros();
+    let Some(pos) = (iova & (page_size - 1)).checked_add(offset) else {
+        return None;
+    };
+    let index = pos >> shift;
+    if index >= pages as u64 {
+        return None;
+    }
+    Some((index as usize, pos & (page_size - 1)))
+}
+
 /// The status of a work completion, as `enum ib_wc_status`.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1346,5 +1368,20 @@ mod tests {
         assert_eq!(recv, [false, true, true, true, true, true, false]);
         let flush = QpState::ALL.map(flushes);
         assert_eq!(flush, [false, false, false, false, false, false, true]);
+    }
+
+    #[test]
+    fn locate_walks_the_page_list() {
+        // A region starting 0x10 into its first 4 KiB page, three pages.
+        let iova = 0xffff_8880_0000_1010;
+        assert_eq!(locate(iova, 4096, 3, 0), Some((0, 0x10)));
+        assert_eq!(locate(iova, 4096, 3, 4096 - 0x10 - 1), Some((0, 4095)));
+        assert_eq!(locate(iova, 4096, 3, 4096 - 0x10), Some((1, 0)));
+        assert_eq!(locate(iova, 4096, 3, 3 * 4096 - 0x10 - 1), Some((2, 4095)));
+        assert_eq!(locate(iova, 4096, 3, 3 * 4096 - 0x10), None);
+        assert_eq!(locate(iova, 4096, 0, 0), None);
+        assert_eq!(locate(iova, 3000, 3, 0), None);
+        assert_eq!(locate(iova, 0, 3, 0), None);
+        assert_eq!(locate(iova, 4096, 3, u64::MAX), None);
     }
 }

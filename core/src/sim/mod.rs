@@ -11,6 +11,7 @@
 //!   memory keys, the responder's checks of a remote access and their
 //!   completion statuses, the `ib_atomic_wr` operand mapping, reply bytes and
 //!   QP states, with the numeric values of the 6.12 `ib_verbs.h` enums.
+//! - [`faults`]: the injected failures of object creation.
 //!
 //! The kernel mounts this directory with `#[path]`, so files here name each
 //! other through `super::` and their siblings as `crate::atomics` and
@@ -18,6 +19,7 @@
 
 pub mod control;
 pub mod fabric;
+pub mod faults;
 pub mod model;
 
 pub use control::{ControlError, Field, NewDevice};

@@ -20,6 +20,7 @@
 //! address handles, memory windows, and every optional op not in
 //! [`Driver`].
 
+pub mod dma;
 mod objects;
 mod ops;
 mod types;
@@ -27,15 +28,16 @@ mod types;
 pub use super::bus::BusDevice;
 pub use objects::{Cq, CqNotifier, Mr, Pd, Qp};
 pub use types::{
-    qp_mask, DeviceAttr, MrKeys, PortAttr, PortImmutable, PortState, QpAttr, QpInitAttr, QpRef,
-    QpState, RecvWr, SendWr, Sge, Wc, WcSink, CORE_CAP_PROT_IB,
+    qp_mask, DeviceAttr, MrKeys, MrMap, PortAttr, PortImmutable, PortState, QpAttr, QpInitAttr,
+    QpRef, QpState, RecvWr, RegWr, SendWr, Sge, Wc, WcSink, CORE_CAP_PROT_IB,
 };
 
 use super::bindings;
 use crate::caps::AtomicCap;
 use core::ptr::NonNull;
 use kernel::{
-    error::to_result,
+    build_error,
+    error::{to_result, VTABLE_DEFAULT_ERROR},
     init::InPlaceInit,
     new_mutex,
     prelude::*,
@@ -104,11 +106,13 @@ pub trait Driver: Send + Sync + Sized + 'static {
         report_missed: bool,
     ) -> Result<bool>;
 
-    /// Makes a queue pair in `pd` completing on `send_cq` and `recv_cq`
-    /// (which ib_core keeps until the QP is destroyed), in the RESET
-    /// state; returns its data and its number.
+    /// Makes queue pair `qp` (how its completions name it) in `pd`,
+    /// completing on `send_cq` and `recv_cq` (which ib_core keeps until the
+    /// QP is destroyed), in the RESET state; returns its data and its
+    /// number.
     fn create_qp(
         &self,
+        qp: QpRef,
         pd: &Pd<Self>,
         send_cq: &Cq<Self>,
         recv_cq: &Cq<Self>,
@@ -123,7 +127,7 @@ pub trait Driver: Send + Sync + Sized + 'static {
     fn destroy_qp(&self, _qp: &Qp<Self>) {}
 
     /// Posts one send work request.
-    fn post_send(&self, qp: &Qp<Self>, wr: &SendWr<'_>) -> Result;
+    fn post_send(&self, qp: &Qp<Self>, wr: &SendWr<'_, Self>) -> Result;
 
     /// Posts one receive work request.
     fn post_recv(&self, qp: &Qp<Self>, wr: &RecvWr<'_>) -> Result;
@@ -134,6 +138,19 @@ pub trait Driver: Send + Sync + Sized + 'static {
 
     /// Called before the MR's data is dropped.
     fn dereg_mr(&self, _mr: &Mr<Self>) {}
+
+    /// Makes a fast-registration MR (`ib_alloc_mr`, `IB_MR_TYPE_MEM_REG`) of
+    /// up to `max_pages` pages, registered by a later `IB_WR_REG_MR`.
+    /// Implementing it also provides `map_mr_sg`, which calls
+    /// [`Driver::map_mr`].
+    fn alloc_mr(&self, _pd: &Pd<Self>, _max_pages: u32) -> Result<(Self::Mr, MrKeys)> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Takes the pages `ib_map_mr_sg` mapped an FRWR MR to.
+    fn map_mr(&self, _mr: &Mr<Self>, _map: &MrMap<'_>) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 }
 
 /// The settings of a device that are not asked through an op.
@@ -181,6 +198,15 @@ impl<T: Driver> Registration<T> {
     ) -> Result<Self> {
         let obj = DevObj::<T>::alloc(data)?;
         let ib = DevObj::ib(obj);
+        // Made before registration: nothing may fail once it succeeded.
+        let events = match Events::new(ib) {
+            Ok(events) => events,
+            Err(e) => {
+                // SAFETY: not registered; nothing else has the device.
+                unsafe { DevObj::free(obj) };
+                return Err(e);
+            }
+        };
         let ops = ops::Adapter::<T>::ops(module);
         // SAFETY: `ib` is a device just allocated and not registered; the
         // fields written here are the driver's to set before registration
@@ -207,7 +233,7 @@ impl<T: Driver> Registration<T> {
         // INVARIANT: allocated, data written and registered above.
         Ok(Self {
             raw: obj,
-            events: Events::new(ib)?,
+            events,
             _parent: parent,
         })
     }
@@ -303,8 +329,10 @@ impl Events {
         };
         event.element.port_num = port;
         // SAFETY: the device is registered while `alive` is held true
-        // (`Registration::drop` clears it first); `ib_dispatch_event` may
-        // sleep, and does not keep the event.
+        // (`Registration::drop` clears it first). `ib_dispatch_event` copies
+        // the event into a work item on `ib_wq` (GFP_ATOMIC) that runs the
+        // handlers later; `ib_unregister_device` flushes `ib_wq`
+        // (`ib_cache_cleanup_one`) before the device can be freed.
         unsafe { bindings::ib_dispatch_event(&event) };
     }
 

@@ -4,11 +4,15 @@
 //! it, as C drivers lay them out (`INIT_RDMA_OBJ_SIZE`).
 
 use super::super::bindings;
-use super::types::QpRef;
+use super::types::{MrKeys, QpRef};
 use super::Driver;
-use core::{mem::MaybeUninit, ptr::NonNull};
+use core::{
+    cell::UnsafeCell,
+    mem::MaybeUninit,
+    ptr::NonNull,
+    sync::atomic::{AtomicBool, AtomicU32, Ordering},
+};
 use kernel::{
-    init::InPlaceInit,
     new_spinlock,
     prelude::*,
     sync::{Arc, SpinLock},
@@ -88,9 +92,10 @@ macro_rules! core_object {
         #[repr(C)]
         pub struct $name<T: Driver> {
             ib: Opaque<bindings::$raw>,
-            /// What this layer keeps for the object.
-            layer: MaybeUninit<$layer>,
-            data: MaybeUninit<T::$data>,
+            /// What this layer keeps for the object (written through
+            /// `&self` by `init` and `drop_data`: in an `UnsafeCell`).
+            layer: UnsafeCell<MaybeUninit<$layer>>,
+            data: UnsafeCell<MaybeUninit<T::$data>>,
         }
 
         impl<T: Driver> $name<T> {
@@ -127,16 +132,11 @@ macro_rules! core_object {
             /// The data is not initialised, and nothing reads it before this.
             pub(super) unsafe fn init(&self, layer: $layer, data: T::$data) {
                 // SAFETY: the object is ours while its create op runs, and
-                // ib_core never reads past its own struct.
+                // ib_core never reads past its own struct; the fields are
+                // `UnsafeCell`s and nothing else refers to them yet.
                 unsafe {
-                    core::ptr::addr_of!(self.layer)
-                        .cast_mut()
-                        .cast::<$layer>()
-                        .write(layer);
-                    core::ptr::addr_of!(self.data)
-                        .cast_mut()
-                        .cast::<T::$data>()
-                        .write(data)
+                    (*self.layer.get()).write(layer);
+                    (*self.data.get()).write(data);
                 };
             }
 
@@ -144,7 +144,7 @@ macro_rules! core_object {
             #[allow(dead_code)]
             pub(super) fn layer(&self) -> &$layer {
                 // SAFETY: as for `data`.
-                unsafe { self.layer.assume_init_ref() }
+                unsafe { (*self.layer.get()).assume_init_ref() }
             }
 
             /// Drops the driver's data and this layer's.
@@ -153,22 +153,20 @@ macro_rules! core_object {
             ///
             /// The data is initialised, and nothing uses it after this.
             pub(super) unsafe fn drop_data(&self) {
-                // SAFETY: per the caller.
+                // SAFETY: per the caller: initialised, and no reference to
+                // either field is used afterwards.
                 unsafe {
-                    core::ptr::drop_in_place(
-                        core::ptr::addr_of!(self.data).cast_mut().cast::<T::$data>(),
-                    );
-                    core::ptr::drop_in_place(
-                        core::ptr::addr_of!(self.layer).cast_mut().cast::<$layer>(),
-                    );
+                    (*self.data.get()).assume_init_drop();
+                    (*self.layer.get()).assume_init_drop();
                 };
             }
 
             /// The driver's data.
             pub fn data(&self) -> &T::$data {
                 // SAFETY: references to the object are only handed to the
-                // driver between `init` and `drop_data` (`from_raw`).
-                unsafe { self.data.assume_init_ref() }
+                // driver between `init` and `drop_data` (`from_raw`), which
+                // alone write the cell.
+                unsafe { (*self.data.get()).assume_init_ref() }
             }
         }
     };
@@ -206,26 +204,47 @@ impl<T: Driver> Qp<T> {
 
 /// A memory region of a device of driver `T`, allocated by this layer.
 #[repr(C)]
+#[pin_data]
 pub struct Mr<T: Driver> {
     ib: Opaque<bindings::ib_mr>,
+    /// The pages `ib_sg_to_pages` finds, for `map_mr_sg` (FRWR MRs only;
+    /// empty for others).
+    #[pin]
+    pages: SpinLock<PageBuf>,
     data: T::Mr,
 }
 
+/// The page list of an FRWR MR being mapped: `max` slots, `used` of them
+/// filled by the current `map_mr_sg`.
+pub(super) struct PageBuf {
+    pub(super) slots: KVec<u64>,
+    pub(super) used: usize,
+}
+
 impl<T: Driver> Mr<T> {
-    /// Allocates an MR with the driver's data and keys.
-    pub(super) fn alloc(data: T::Mr, lkey: u32, rkey: u32) -> Result<*mut bindings::ib_mr> {
-        let mr = KBox::new(
-            Self {
+    /// Allocates an MR with the driver's data and keys, and room for
+    /// `max_pages` pages.
+    pub(super) fn alloc(
+        data: T::Mr,
+        keys: MrKeys,
+        max_pages: usize,
+    ) -> Result<*mut bindings::ib_mr> {
+        let slots = KVec::from_elem(0u64, max_pages, GFP_KERNEL)?;
+        let mr = KBox::pin_init(
+            pin_init!(Self {
                 ib: Opaque::new(bindings::ib_mr {
-                    lkey,
-                    rkey,
+                    lkey: keys.lkey,
+                    rkey: keys.rkey,
                     ..Default::default()
                 }),
+                pages <- new_spinlock!(PageBuf { slots, used: 0 }, "mlx_ext::ib::Mr::pages"),
                 data,
-            },
+            }),
             GFP_KERNEL,
         )?;
-        Ok(KBox::into_raw(mr).cast())
+        // SAFETY: the MR is never moved out of its box: `free` rebuilds the
+        // pinned box from this pointer.
+        Ok(KBox::into_raw(unsafe { Pin::into_inner_unchecked(mr) }).cast())
     }
 
     /// The MR ib_core passed to an op.
@@ -248,28 +267,36 @@ impl<T: Driver> Mr<T> {
         drop(unsafe { KBox::from_raw(raw.cast::<Self>()) });
     }
 
+    pub(super) fn page_buf(&self) -> &SpinLock<PageBuf> {
+        &self.pages
+    }
+
     /// The driver's data.
     pub fn data(&self) -> &T::Mr {
         &self.data
     }
 }
 
-/// Calls a CQ's completion handler, as a device's interrupt does.
+/// Calls a CQ's completion handler, and its event handler on overflow, as a
+/// device's interrupt does.
 ///
-/// Cheap to clone; keep one wherever completions are made. Once the CQ is
-/// destroyed, [`CqNotifier::notify`] does nothing.
+/// Cheap to clone; keep one wherever completions are made. Call
+/// [`CqNotifier::notify`] only for a CQ the ULP armed (`req_notify_cq`):
+/// `ib_alloc_cq` sets the handler after `create_cq` returns and arms the CQ
+/// after that. Once the CQ is destroyed, the notifier does nothing.
 #[derive(Clone)]
 pub struct CqNotifier(Arc<NotifierInner>);
 
-#[pin_data]
 struct NotifierInner {
     cq: NonNull<bindings::ib_cq>,
-    /// Whether the CQ exists; held while its handler runs.
-    #[pin]
-    alive: SpinLock<bool>,
+    /// Whether the CQ exists.
+    alive: AtomicBool,
+    /// Handlers running now; `kill` waits for none.
+    running: AtomicU32,
 }
 
-// SAFETY: `cq` is only dereferenced under `alive`, while the CQ exists.
+// SAFETY: `cq` is only dereferenced while `alive` and counted in `running`,
+// which `kill` waits out before ib_core frees the CQ.
 unsafe impl Send for NotifierInner {}
 // SAFETY: as above.
 unsafe impl Sync for NotifierInner {}
@@ -277,38 +304,72 @@ unsafe impl Sync for NotifierInner {}
 impl CqNotifier {
     pub(super) fn new(cq: *mut bindings::ib_cq) -> Result<Self> {
         let cq = NonNull::new(cq).ok_or(EINVAL)?;
-        Ok(Self(Arc::pin_init(
-            pin_init!(NotifierInner {
+        Ok(Self(Arc::new(
+            NotifierInner {
                 cq,
-                alive <- new_spinlock!(true, "mlx_ext::ib::CqNotifier"),
-            }),
+                alive: AtomicBool::new(true),
+                running: AtomicU32::new(0),
+            },
             GFP_KERNEL,
         )?))
     }
 
-    /// Runs the CQ's completion handler (`cq->comp_handler`), unless the CQ
-    /// was destroyed. The driver calls it when a completion arrives on an
-    /// armed CQ, and disarms the CQ.
-    pub fn notify(&self) {
-        let alive = self.0.alive.lock();
-        if !*alive {
-            return;
+    /// Runs `f` with the CQ, if it still exists. No lock is held: a handler
+    /// may post, which may complete and notify again.
+    fn with_cq(&self, f: impl FnOnce(*mut bindings::ib_cq)) {
+        let n = &self.0;
+        // Announce first, then check: `kill` clears `alive` first, then
+        // waits for `running` to drop to zero (both sequentially
+        // consistent), so either this sees `alive` false or `kill` sees us.
+        n.running.fetch_add(1, Ordering::SeqCst);
+        if n.alive.load(Ordering::SeqCst) {
+            f(n.cq.as_ptr());
         }
-        let cq = self.0.cq.as_ptr();
-        // SAFETY: the CQ exists while `alive` is true, and `kill` waits for
-        // this lock before ib_core frees it. ib_core set `comp_handler` and
-        // `cq_context` before the CQ could have completions (before it
-        // handed the CQ to its ULP); completion handlers may run in atomic
-        // context (drivers call them from interrupts).
-        unsafe {
-            if let Some(handler) = (*cq).comp_handler {
-                handler(cq, (*cq).cq_context);
-            }
-        }
+        n.running.fetch_sub(1, Ordering::SeqCst);
     }
 
-    /// Stops the notifier: the CQ is being destroyed.
+    /// Runs the CQ's completion handler (`cq->comp_handler`), unless the CQ
+    /// was destroyed. Any context.
+    pub fn notify(&self) {
+        self.with_cq(|cq| {
+            // SAFETY: the CQ exists (`with_cq`); the handler was set before
+            // the CQ was armed, which is when the driver calls this. ib_core's
+            // handlers and ULPs' may run in any context (drivers call them
+            // from interrupts).
+            unsafe {
+                if let Some(handler) = (*cq).comp_handler {
+                    handler(cq, (*cq).cq_context);
+                }
+            }
+        });
+    }
+
+    /// Raises `IB_EVENT_CQ_ERR` on the CQ (`cq->event_handler`), as an
+    /// adapter does when a CQ overflows. Any context.
+    pub fn error(&self) {
+        self.with_cq(|cq| {
+            // SAFETY: as for `notify`; `event_handler` and `cq_context` were
+            // set by ib_core when it made the CQ.
+            unsafe {
+                if let Some(handler) = (*cq).event_handler {
+                    let mut event = bindings::ib_event {
+                        device: (*cq).device,
+                        event: bindings::ib_event_type_IB_EVENT_CQ_ERR,
+                        ..Default::default()
+                    };
+                    event.element.cq = cq;
+                    handler(&mut event, (*cq).cq_context);
+                }
+            }
+        });
+    }
+
+    /// Stops the notifier: the CQ is being destroyed (process context).
+    /// Returns once no handler runs.
     pub(super) fn kill(&self) {
-        *self.0.alive.lock() = false;
+        self.0.alive.store(false, Ordering::SeqCst);
+        while self.0.running.load(Ordering::SeqCst) != 0 {
+            super::super::wq::msleep(1);
+        }
     }
 }

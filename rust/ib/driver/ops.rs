@@ -12,7 +12,7 @@
 
 use super::super::bindings;
 use super::objects::{Cq, CqNotifier, DevObj, Mr, Pd, Qp};
-use super::types::{QpAttr, QpInitAttr, QpState, RecvWr, SendWr, Sge, WcSink};
+use super::types::{MrMap, QpAttr, QpInitAttr, QpState, RecvWr, RegWr, SendWr, Sge, WcSink};
 use super::Driver;
 use core::{ffi::c_int, marker::PhantomData};
 use kernel::{error::from_result, prelude::*, ThisModule};
@@ -87,6 +87,16 @@ impl<T: Driver> Adapter<T> {
             post_send: Some(Self::post_send),
             post_recv: Some(Self::post_recv),
             get_dma_mr: Some(Self::get_dma_mr),
+            alloc_mr: if T::HAS_ALLOC_MR {
+                Some(Self::alloc_mr)
+            } else {
+                None
+            },
+            map_mr_sg: if T::HAS_ALLOC_MR {
+                Some(Self::map_mr_sg)
+            } else {
+                None
+            },
             reg_user_mr: Some(Self::reg_user_mr),
             dereg_mr: Some(Self::dereg_mr),
             size_ib_pd: Pd::<T>::SIZE,
@@ -347,7 +357,7 @@ impl<T: Driver> Adapter<T> {
                 create_flags: init.create_flags,
                 srq_or_xrc: !init.srq.is_null() || !init.xrcd.is_null(),
             };
-            let (data, qpn) = dev.create_qp(pd, send_cq, recv_cq, &attr)?;
+            let (data, qpn) = dev.create_qp(obj.as_ref(), pd, send_cq, recv_cq, &attr)?;
             // SAFETY: not initialised yet; `qp_num` is the driver's to set.
             unsafe {
                 obj.init((), data);
@@ -391,7 +401,11 @@ impl<T: Driver> Adapter<T> {
             let attr = QpAttr {
                 state: state(a.qp_state, bindings::ib_qp_attr_mask_IB_QP_STATE)?,
                 cur_state: state(a.cur_qp_state, bindings::ib_qp_attr_mask_IB_QP_CUR_STATE)?,
-                access_flags: u32::try_from(a.qp_access_flags).map_err(|_| EINVAL)?,
+                access_flags: if mask & bindings::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS != 0 {
+                    u32::try_from(a.qp_access_flags).map_err(|_| EINVAL)?
+                } else {
+                    0
+                },
                 port: a.port_num,
                 dlid,
                 dest_qp_num: a.dest_qp_num,
@@ -424,7 +438,7 @@ impl<T: Driver> Adapter<T> {
         let (obj, dev) = unsafe { (Qp::<T>::from_raw(qp), DevObj::<T>::from_ib((*qp).device)) };
         while !wr.is_null() {
             // SAFETY: the ULP's chain of WRs is valid during the call.
-            let r = unsafe { Self::send_wr(wr) }.and_then(|w| dev.post_send(obj, &w));
+            let r = unsafe { Self::send_wr((*qp).device, wr) }.and_then(|w| dev.post_send(obj, &w));
             if let Err(e) = r {
                 // SAFETY: ib_core passes where to report the failed WR.
                 unsafe { bad.write(wr) };
@@ -441,8 +455,12 @@ impl<T: Driver> Adapter<T> {
     ///
     /// # Safety
     ///
-    /// `wr` is a WR a ULP posted, valid during the call.
-    unsafe fn send_wr<'a>(wr: *const bindings::ib_send_wr) -> Result<SendWr<'a>> {
+    /// `wr` is a WR a ULP posted on a QP of device `ib`, valid during the
+    /// call.
+    unsafe fn send_wr<'a>(
+        ib: *mut bindings::ib_device,
+        wr: *const bindings::ib_send_wr,
+    ) -> Result<SendWr<'a, T>> {
         use bindings::{ib_atomic_wr, ib_rdma_wr};
         const CMP_SWAP: u32 = bindings::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP;
         const FETCH_ADD: u32 = bindings::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD;
@@ -452,6 +470,7 @@ impl<T: Driver> Adapter<T> {
         const RDMA_WRITE_IMM: u32 = bindings::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM;
         const RDMA_READ: u32 = bindings::ib_wr_opcode_IB_WR_RDMA_READ;
         const LOCAL_INV: u32 = bindings::ib_wr_opcode_IB_WR_LOCAL_INV;
+        const REG_MR: u32 = bindings::ib_wr_opcode_IB_WR_REG_MR;
         // SAFETY: per the caller.
         let w = unsafe { &*wr };
         let mut out = SendWr {
@@ -469,6 +488,7 @@ impl<T: Driver> Adapter<T> {
             swap: 0,
             swap_mask: 0,
             invalidate_rkey: 0,
+            reg: None,
         };
         match w.opcode {
             CMP_SWAP | FETCH_ADD | MASKED_CMP_SWAP | MASKED_FETCH_ADD => {
@@ -491,6 +511,23 @@ impl<T: Driver> Adapter<T> {
             LOCAL_INV => {
                 // SAFETY: `LOCAL_INV` carries its key in `ex`.
                 out.invalidate_rkey = unsafe { w.ex.invalidate_rkey };
+            }
+            REG_MR => {
+                // SAFETY: as above, `ib_reg_wr` (`reg_wr()`).
+                let r = unsafe { &*wr.cast::<bindings::ib_reg_wr>() };
+                // SAFETY: a live MR of the ULP's; ib_core set its device
+                // when it was made. Only an MR of this device is a `Mr<T>`:
+                // another is refused.
+                if r.mr.is_null() || unsafe { (*r.mr).device } != ib {
+                    return Err(EINVAL);
+                }
+                out.reg = Some(RegWr {
+                    // SAFETY: an MR of this device, made by `alloc_mr` or
+                    // `get_dma_mr` for `T`, live while the WR is posted.
+                    mr: unsafe { Mr::<T>::from_raw(r.mr) },
+                    key: r.key,
+                    access: u32::try_from(r.access).map_err(|_| EINVAL)?,
+                });
             }
             _ => {}
         }
@@ -537,8 +574,77 @@ impl<T: Driver> Adapter<T> {
         let r = u32::try_from(access)
             .map_err(|_| EINVAL)
             .and_then(|access| dev.get_dma_mr(pd, access))
-            .and_then(|(data, keys)| Mr::<T>::alloc(data, keys.lkey, keys.rkey));
+            .and_then(|(data, keys)| Mr::<T>::alloc(data, keys, 0));
         r.unwrap_or_else(|e| e.to_ptr())
+    }
+
+    unsafe extern "C" fn alloc_mr(
+        pd: *mut bindings::ib_pd,
+        mr_type: bindings::ib_mr_type,
+        max_num_sg: u32,
+    ) -> *mut bindings::ib_mr {
+        // SAFETY: see the module comment.
+        let (pd, dev) = unsafe { (Pd::<T>::from_raw(pd), DevObj::<T>::from_ib((*pd).device)) };
+        if mr_type != bindings::ib_mr_type_IB_MR_TYPE_MEM_REG {
+            return super::super::eopnotsupp().to_ptr();
+        }
+        let r = usize::try_from(max_num_sg)
+            .map_err(|_| EINVAL)
+            .and_then(|max| {
+                let (data, keys) = dev.alloc_mr(pd, max_num_sg)?;
+                Mr::<T>::alloc(data, keys, max)
+            });
+        r.unwrap_or_else(|e| e.to_ptr())
+    }
+
+    /// `ib_sg_to_pages`'s callback: one page of the MR being mapped.
+    unsafe extern "C" fn set_page(mr: *mut bindings::ib_mr, addr: u64) -> c_int {
+        // SAFETY: `map_mr_sg` passes one of our MRs to `ib_sg_to_pages`,
+        // which passes it back here.
+        let obj = unsafe { Mr::<T>::from_raw(mr) };
+        let mut buf = obj.page_buf().lock();
+        let used = buf.used;
+        match buf.slots.get_mut(used) {
+            Some(slot) => {
+                *slot = addr;
+                buf.used += 1;
+                0
+            }
+            None => ENOMEM.to_errno(),
+        }
+    }
+
+    unsafe extern "C" fn map_mr_sg(
+        mr: *mut bindings::ib_mr,
+        sg: *mut bindings::scatterlist,
+        nents: c_int,
+        offset: *mut kernel::ffi::c_uint,
+    ) -> c_int {
+        // SAFETY: see the module comment; the ULP maps an MR it owns, once
+        // at a time.
+        let (obj, dev) = unsafe { (Mr::<T>::from_raw(mr), DevObj::<T>::from_ib((*mr).device)) };
+        obj.page_buf().lock().used = 0;
+        // SAFETY: `sg` is the ULP's DMA-mapped list of `nents` entries;
+        // `set_page` fills this MR's page buffer, and `ib_sg_to_pages` sets
+        // the MR's `iova` and `length`.
+        let n = unsafe { bindings::ib_sg_to_pages(mr, sg, nents, offset, Some(Self::set_page)) };
+        if n < 0 {
+            return n;
+        }
+        // SAFETY: `ib_sg_to_pages` just set these; the ULP does not use the
+        // MR concurrently with mapping it.
+        let (iova, length, page_size) = unsafe { ((*mr).iova, (*mr).length, (*mr).page_size) };
+        let buf = obj.page_buf().lock();
+        let map = MrMap {
+            iova,
+            length,
+            page_size,
+            pages: buf.slots.get(..buf.used).unwrap_or(&[]),
+        };
+        match dev.map_mr(obj, &map) {
+            Ok(()) => n,
+            Err(e) => e.to_errno(),
+        }
     }
 
     /// No user space reaches these devices (no `alloc_ucontext`); ib_core

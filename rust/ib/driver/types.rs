@@ -4,7 +4,7 @@
 //! requests, completions.
 
 use super::super::bindings;
-use super::atomic_cap_to_ib;
+use super::{atomic_cap_to_ib, Driver, Mr};
 use crate::caps::AtomicCap;
 use core::{marker::PhantomData, ptr::NonNull};
 
@@ -320,7 +320,7 @@ pub struct MrKeys {
 }
 
 /// A send work request, as posted.
-pub struct SendWr<'a> {
+pub struct SendWr<'a, T: Driver> {
     /// `wr_id` (or the `ib_cqe` pointer, as a number): returned in the
     /// completion.
     pub wr_id: u64,
@@ -344,6 +344,30 @@ pub struct SendWr<'a> {
     pub swap_mask: u64,
     /// `ex.invalidate_rkey` of `IB_WR_LOCAL_INV`.
     pub invalidate_rkey: u32,
+    /// What `IB_WR_REG_MR` registers (`struct ib_reg_wr`).
+    pub reg: Option<RegWr<'a, T>>,
+}
+
+/// The registration an `IB_WR_REG_MR` asks for.
+pub struct RegWr<'a, T: Driver> {
+    /// The MR, mapped by `ib_map_mr_sg`.
+    pub mr: &'a Mr<T>,
+    /// Its new key (`ib_update_fast_reg_key` may have changed the low byte).
+    pub key: u32,
+    /// The access it grants (`IB_ACCESS_*`).
+    pub access: u32,
+}
+
+/// The mapping of an FRWR MR after `ib_map_mr_sg`.
+pub struct MrMap<'a> {
+    /// Its first address.
+    pub iova: u64,
+    /// Its length in bytes.
+    pub length: u64,
+    /// The size of its pages.
+    pub page_size: u32,
+    /// The DMA address of each page, in order.
+    pub pages: &'a [u64],
 }
 
 /// A receive work request, as posted.

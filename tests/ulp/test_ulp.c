@@ -1,0 +1,786 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mlx_ext_test_ulp: a kernel ULP for the VM tests, written as real ULPs are
+ * (C, public kernel headers only). It runs atomics between two RC QPs of
+ * one device (loopback) and reports what came back, so that the tests can
+ * compare rxe0, the simulated adapters and the host's reference
+ * arithmetic.
+ *
+ * /sys/kernel/debug/mlx_ext_test_ulp/ctl: write a command, read its result.
+ *
+ *   atomics DEV[:DEV2] POLL SEED COUNT KIND REPLY
+ *	COUNT random operations from a QP of DEV on 8 words of an FRWR region
+ *	behind a QP of DEV2 (DEV itself if not given); KIND std
+ *	(CAS, FA) or masked (masked CAS, masked FA); REPLY host or be (how to
+ *	read the reply bytes). Result "ok DIGEST" (a hash of every reply and
+ *	of the final memory, in the order of core/examples/ulp_digest.rs) or
+ *	"err STAGE CODE" (CODE a negative errno, or the ib_wc_status).
+ *   errors DEV POLL
+ *	The error cases, one "CASE RESULT" line each (RESULT an ib_wc_status
+ *	or a negative errno from posting).
+ *   hold DEV N
+ *	Sets up a loopback on DEV and posts N atomics without waiting; keeps
+ *	everything until "release DEV" or until DEV goes away (its remove).
+ *   release DEV
+ *   events DEV
+ *	"port_err N port_active M": the port events the ULP's event handler
+ *	saw on DEV.
+ *
+ * POLL is the CQ's poll context: direct, softirq, workqueue or unbound.
+ */
+
+#include <linux/debugfs.h>
+#include <linux/inetdevice.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/random.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+
+#define NWORDS 8
+#define TIMEOUT_MS 5000
+#define RESULT_MAX 1024
+
+static DEFINE_MUTEX(ulp_lock);
+static char result[RESULT_MAX];
+
+/* What one connection holds: the requester side A (PD, CQ, QP qa, a reply
+ * word) and the responder side B (PD, CQ, QP qb, an FRWR region over one
+ * page of NWORDS target words), on one device (loopback) or two.
+ */
+struct loop {
+	struct ib_device *dev;	/* A's */
+	struct ib_device *dev_b;
+	enum ib_poll_context poll;
+	struct ib_pd *pd, *pd_b;
+	struct ib_cq *cq, *cq_b;
+	struct ib_qp *qa, *qb;
+	struct ib_mr *mr;
+	u64 *target;
+	u64 *reply;
+	struct scatterlist sg;
+	bool sg_mapped;
+	u64 reply_dma;
+	bool reply_mapped;
+};
+
+struct op {
+	struct ib_cqe cqe;
+	struct completion done;
+	enum ib_wc_status status;
+};
+
+static void op_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct op *op = container_of(wc->wr_cqe, struct op, cqe);
+
+	op->status = wc->status;
+	complete(&op->done);
+}
+
+static void op_init(struct op *op)
+{
+	op->cqe.done = op_done;
+	init_completion(&op->done);
+	op->status = IB_WC_GENERAL_ERR;
+}
+
+/* Waits for @op: returns its status, or -ETIMEDOUT. */
+static int op_wait(struct loop *l, struct op *op)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(TIMEOUT_MS);
+
+	if (l->poll == IB_POLL_DIRECT) {
+		while (!completion_done(&op->done)) {
+			if (time_after(jiffies, end))
+				return -ETIMEDOUT;
+			if (!ib_process_cq_direct(l->cq, 16) &&
+			    !ib_process_cq_direct(l->cq_b, 16))
+				usleep_range(100, 200);
+		}
+		return op->status;
+	}
+	if (!wait_for_completion_timeout(&op->done, msecs_to_jiffies(TIMEOUT_MS)))
+		return -ETIMEDOUT;
+	return op->status;
+}
+
+static int parse_poll(const char *s, enum ib_poll_context *poll)
+{
+	if (!strcmp(s, "direct"))
+		*poll = IB_POLL_DIRECT;
+	else if (!strcmp(s, "softirq"))
+		*poll = IB_POLL_SOFTIRQ;
+	else if (!strcmp(s, "workqueue"))
+		*poll = IB_POLL_WORKQUEUE;
+	else if (!strcmp(s, "unbound"))
+		*poll = IB_POLL_UNBOUND_WORKQUEUE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* The address of port 1 of @dst as @src reaches it: its LID on
+ * InfiniBand; on RoCE (loopback only) its IPv4-mapped GID and MAC.
+ */
+static int fill_av(struct ib_device *src, struct ib_device *dst,
+		   struct rdma_ah_attr *ah)
+{
+	struct ib_port_attr pa;
+	union ib_gid gid;
+	int ret, i;
+
+	ret = ib_query_port(dst, 1, &pa);
+	if (ret)
+		return ret;
+	ah->type = rdma_ah_find_type(src, 1);
+	rdma_ah_set_port_num(ah, 1);
+	if (rdma_protocol_ib(src, 1)) {
+		rdma_ah_set_dlid(ah, pa.lid);
+		return 0;
+	}
+	if (src != dst)
+		return -EOPNOTSUPP;
+	for (i = 0; i < pa.gid_tbl_len; i++) {
+		const struct ib_gid_attr *attr = rdma_get_gid_attr(dst, 1, i);
+		struct net_device *ndev;
+
+		if (IS_ERR(attr))
+			continue;
+		if (!ipv6_addr_v4mapped((struct in6_addr *)attr->gid.raw)) {
+			rdma_put_gid_attr(attr);
+			continue;
+		}
+		gid = attr->gid;
+		rdma_ah_set_grh(ah, &gid, 0, i, 1, 0);
+		rcu_read_lock();
+		ndev = rdma_read_gid_attr_ndev_rcu(attr);
+		if (!IS_ERR(ndev))
+			memcpy(ah->roce.dmac, ndev->dev_addr, ETH_ALEN);
+		rcu_read_unlock();
+		rdma_put_gid_attr(attr);
+		return IS_ERR(ndev) ? PTR_ERR(ndev) : 0;
+	}
+	return -ENOENT;
+}
+
+static int connect_qp(struct ib_qp *qp, struct ib_qp *dest, int access)
+{
+	struct ib_qp_attr a = {};
+	int ret;
+
+	a.qp_state = IB_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = 1;
+	a.qp_access_flags = access;
+	ret = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
+				    IB_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTR;
+	a.path_mtu = IB_MTU_1024;
+	a.dest_qp_num = dest->qp_num;
+	a.rq_psn = 0;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	ret = fill_av(qp->device, dest->device, &a.ah_attr);
+	if (ret)
+		return ret;
+	ret = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+				    IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+				    IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTS;
+	a.sq_psn = 0;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
+				     IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+				     IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void loop_destroy(struct loop *l)
+{
+	if (l->qa) {
+		ib_drain_qp(l->qa);
+		ib_destroy_qp(l->qa);
+	}
+	if (l->qb) {
+		ib_drain_qp(l->qb);
+		ib_destroy_qp(l->qb);
+	}
+	if (l->mr)
+		ib_dereg_mr(l->mr);
+	if (l->sg_mapped)
+		ib_dma_unmap_sg(l->dev_b, &l->sg, 1, DMA_BIDIRECTIONAL);
+	if (l->reply_mapped)
+		ib_dma_unmap_single(l->dev, l->reply_dma, sizeof(u64), DMA_BIDIRECTIONAL);
+	if (l->cq)
+		ib_free_cq(l->cq);
+	if (l->cq_b)
+		ib_free_cq(l->cq_b);
+	if (l->pd)
+		ib_dealloc_pd(l->pd);
+	if (l->pd_b)
+		ib_dealloc_pd(l->pd_b);
+	free_page((unsigned long)l->target);
+	kfree(l->reply);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Registers the target page with @access through @l->qa (IB_WR_REG_MR). */
+static int loop_register(struct loop *l, int access)
+{
+	struct ib_reg_wr reg = {};
+	struct op op;
+	int ret, n;
+
+	n = ib_map_mr_sg(l->mr, &l->sg, 1, NULL, PAGE_SIZE);
+	if (n != 1)
+		return n < 0 ? n : -EINVAL;
+	ib_update_fast_reg_key(l->mr, ib_inc_rkey(l->mr->rkey) & 0xff);
+	op_init(&op);
+	/* Posted on the responder's QP: the MR is in its PD. */
+	reg.wr.opcode = IB_WR_REG_MR;
+	reg.wr.wr_cqe = &op.cqe;
+	reg.wr.send_flags = IB_SEND_SIGNALED;
+	reg.mr = l->mr;
+	reg.key = l->mr->rkey;
+	reg.access = access;
+	ret = ib_post_send(l->qb, &reg.wr, NULL);
+	if (ret)
+		return ret;
+	ret = op_wait(l, &op);
+	return ret ? (ret < 0 ? ret : -EIO) : 0;
+}
+
+#define ALL_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
+		    IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)
+
+/* Makes one side: PD, CQ and RC QP on @dev. */
+static const char *side_setup(struct ib_device *dev, enum ib_poll_context poll,
+			      struct ib_pd **pd, struct ib_cq **cq,
+			      struct ib_qp **qp, int *err)
+{
+	struct ib_qp_init_attr init = {};
+
+	*pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(*pd)) {
+		*err = PTR_ERR(*pd);
+		*pd = NULL;
+		return "pd";
+	}
+	*cq = ib_alloc_cq(dev, NULL, 64, 0, poll);
+	if (IS_ERR(*cq)) {
+		*err = PTR_ERR(*cq);
+		*cq = NULL;
+		return "cq";
+	}
+	init.send_cq = *cq;
+	init.recv_cq = *cq;
+	init.cap.max_send_wr = 16;
+	init.cap.max_recv_wr = 4;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	init.sq_sig_type = IB_SIGNAL_REQ_WR;
+	init.qp_type = IB_QPT_RC;
+	*qp = ib_create_qp(*pd, &init);
+	if (IS_ERR(*qp)) {
+		*err = PTR_ERR(*qp);
+		*qp = NULL;
+		return "qp";
+	}
+	return NULL;
+}
+
+/* Sets up requester side A on @dev and responder side B on @dev_b (the
+ * same device for a loopback); on error returns the stage that failed.
+ */
+static const char *loop_setup(struct loop *l, struct ib_device *dev,
+			      struct ib_device *dev_b, enum ib_poll_context poll,
+			      int qp_access, int mr_access, int *err)
+{
+	const char *stage;
+
+	l->dev = dev;
+	l->dev_b = dev_b;
+	l->poll = poll;
+	l->target = (u64 *)get_zeroed_page(GFP_KERNEL);
+	l->reply = kzalloc(sizeof(u64), GFP_KERNEL);
+	*err = -ENOMEM;
+	if (!l->target || !l->reply)
+		return "alloc";
+	stage = side_setup(dev, poll, &l->pd, &l->cq, &l->qa, err);
+	if (stage)
+		return stage;
+	stage = side_setup(dev_b, poll, &l->pd_b, &l->cq_b, &l->qb, err);
+	if (stage)
+		return stage;
+	*err = connect_qp(l->qa, l->qb, qp_access);
+	if (!*err)
+		*err = connect_qp(l->qb, l->qa, qp_access);
+	if (*err)
+		return "connect";
+	sg_init_one(&l->sg, l->target, PAGE_SIZE);
+	if (ib_dma_map_sg(dev_b, &l->sg, 1, DMA_BIDIRECTIONAL) != 1) {
+		*err = -ENOMEM;
+		return "map";
+	}
+	l->sg_mapped = true;
+	l->reply_dma = ib_dma_map_single(dev, l->reply, sizeof(u64), DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(dev, l->reply_dma)) {
+		*err = -ENOMEM;
+		return "map";
+	}
+	l->reply_mapped = true;
+	l->mr = ib_alloc_mr(l->pd_b, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(l->mr)) {
+		*err = PTR_ERR(l->mr);
+		l->mr = NULL;
+		return "mr";
+	}
+	*err = loop_register(l, mr_access);
+	if (*err)
+		return "reg";
+	return NULL;
+}
+
+/* Posts one atomic on qa against word @word of the region; waits unless
+ * @op is NULL-waited by the caller. Returns the post's errno.
+ */
+static int post_atomic(struct loop *l, struct op *op, enum ib_wr_opcode opcode,
+		       u64 addr, u32 rkey, u32 len, u64 a, u64 amask, u64 b, u64 bmask)
+{
+	struct ib_atomic_wr wr = {};
+	struct ib_sge sge = {
+		.addr = l->reply_dma,
+		.length = len,
+		.lkey = l->pd->local_dma_lkey,
+	};
+
+	op_init(op);
+	wr.wr.opcode = opcode;
+	wr.wr.wr_cqe = &op->cqe;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.remote_addr = addr;
+	wr.rkey = rkey;
+	wr.compare_add = a;
+	wr.compare_add_mask = amask;
+	wr.swap = b;
+	wr.swap_mask = bmask;
+	return ib_post_send(l->qa, &wr.wr, NULL);
+}
+
+/* splitmix64, as core/src/atomics/selftest.rs. */
+static u64 mix64(u64 z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static u64 next_u64(u64 *state)
+{
+	*state += 0x9e3779b97f4a7c15ULL;
+	return mix64(*state);
+}
+
+static u64 word_addr(struct loop *l, unsigned int w)
+{
+	return l->mr->iova + w * sizeof(u64);
+}
+
+static int run_atomics(struct ib_device *dev, struct ib_device *dev_b,
+		       enum ib_poll_context poll, u64 seed, u32 count, bool masked,
+		       bool be)
+{
+	struct loop l = {};
+	const char *stage;
+	u64 rng = seed, digest = seed;
+	struct op op;
+	int err = 0;
+	u32 i, w;
+
+	stage = loop_setup(&l, dev, dev_b, poll, ALL_ACCESS, ALL_ACCESS, &err);
+	if (stage)
+		goto out;
+	for (w = 0; w < NWORDS; w++)
+		WRITE_ONCE(l.target[w], next_u64(&rng));
+	for (i = 0; i < count; i++) {
+		u64 r = next_u64(&rng), a = next_u64(&rng), b = next_u64(&rng);
+		u64 c = next_u64(&rng), d = next_u64(&rng), old;
+		bool first = (r >> 8) & 1, take_mem = (r >> 9) & 1;
+		enum ib_wr_opcode opcode;
+
+		w = r % NWORDS;
+		if (take_mem)
+			a = READ_ONCE(l.target[w]);
+		if (masked)
+			opcode = first ? IB_WR_MASKED_ATOMIC_CMP_AND_SWP :
+					 IB_WR_MASKED_ATOMIC_FETCH_AND_ADD;
+		else
+			opcode = first ? IB_WR_ATOMIC_CMP_AND_SWP :
+					 IB_WR_ATOMIC_FETCH_AND_ADD;
+		/* Masked FA: compare_add = add, compare_add_mask = boundary. */
+		err = post_atomic(&l, &op, opcode, word_addr(&l, w), l.mr->rkey,
+				  sizeof(u64), a, c, b, d);
+		if (err) {
+			stage = "post";
+			goto out;
+		}
+		err = op_wait(&l, &op);
+		if (err) {
+			stage = "op";
+			goto out;
+		}
+		old = READ_ONCE(*l.reply);
+		if (be)
+			old = be64_to_cpu((__force __be64)old);
+		digest = mix64(digest ^ old);
+	}
+	for (w = 0; w < NWORDS; w++)
+		digest = mix64(digest ^ READ_ONCE(l.target[w]));
+out:
+	loop_destroy(&l);
+	if (stage)
+		snprintf(result, RESULT_MAX, "err %s %d\n", stage, err);
+	else
+		snprintf(result, RESULT_MAX, "ok %016llx\n", digest);
+	return 0;
+}
+
+/* One error case: a fresh loopback, the case's setup, one atomic. */
+enum err_case {
+	WRONG_RKEY, WRONG_VARIANT, NO_ATOMIC_ACCESS, MISALIGNED, OUT_OF_BOUNDS,
+	AFTER_INVALIDATE, LOCAL_LENGTH, QP_NO_REMOTE_ATOMIC, FLUSH_AFTER_ERROR,
+	MASKED_CAS, MASKED_FA, NCASES,
+};
+
+static const char *const case_names[NCASES] = {
+	"wrong_rkey", "wrong_variant", "no_atomic_access", "misaligned",
+	"out_of_bounds", "after_invalidate", "local_length",
+	"qp_no_remote_atomic", "flush_after_error", "masked_cas", "masked_fa",
+};
+
+static int run_case(struct ib_device *dev, enum ib_poll_context poll,
+		    enum err_case c)
+{
+	int qp_access = ALL_ACCESS, mr_access = ALL_ACCESS, err;
+	enum ib_wr_opcode opcode = IB_WR_ATOMIC_FETCH_AND_ADD;
+	u32 rkey, len = sizeof(u64);
+	struct loop l = {};
+	const char *stage;
+	struct op op;
+	u64 addr;
+
+	if (c == NO_ATOMIC_ACCESS)
+		mr_access &= ~IB_ACCESS_REMOTE_ATOMIC;
+	if (c == QP_NO_REMOTE_ATOMIC)
+		qp_access &= ~IB_ACCESS_REMOTE_ATOMIC;
+	stage = loop_setup(&l, dev, dev, poll, qp_access, mr_access, &err);
+	if (stage) {
+		err = err ? err : -EIO;
+		goto out;
+	}
+	rkey = l.mr->rkey;
+	addr = word_addr(&l, 0);
+	switch (c) {
+	case WRONG_RKEY:
+		rkey += 0x100;
+		break;
+	case WRONG_VARIANT:
+		rkey ^= 0x1;
+		break;
+	case MISALIGNED:
+		addr += 4;
+		break;
+	case OUT_OF_BOUNDS:
+		addr = l.mr->iova + PAGE_SIZE;
+		break;
+	case AFTER_INVALIDATE: {
+		struct ib_send_wr inv = {
+			.opcode = IB_WR_LOCAL_INV,
+			.send_flags = IB_SEND_SIGNALED,
+			.ex.invalidate_rkey = rkey,
+		};
+
+		op_init(&op);
+		inv.wr_cqe = &op.cqe;
+		err = ib_post_send(l.qb, &inv, NULL);
+		if (!err)
+			err = op_wait(&l, &op);
+		if (err)
+			goto out;
+		break;
+	}
+	case LOCAL_LENGTH:
+		len = 4;
+		break;
+	case MASKED_CAS:
+		opcode = IB_WR_MASKED_ATOMIC_CMP_AND_SWP;
+		break;
+	case MASKED_FA:
+		opcode = IB_WR_MASKED_ATOMIC_FETCH_AND_ADD;
+		break;
+	case FLUSH_AFTER_ERROR:
+		rkey += 0x100;
+		break;
+	default:
+		break;
+	}
+	err = post_atomic(&l, &op, opcode, addr, rkey, len, 1, 0, 0, 0);
+	if (!err)
+		err = op_wait(&l, &op);
+	if (c == FLUSH_AFTER_ERROR && err > 0) {
+		/* The QP is in ERR now: the next request is flushed. */
+		err = post_atomic(&l, &op, opcode, word_addr(&l, 0), l.mr->rkey,
+				  sizeof(u64), 1, 0, 0, 0);
+		if (!err)
+			err = op_wait(&l, &op);
+	}
+out:
+	loop_destroy(&l);
+	return err;
+}
+
+static int run_errors(struct ib_device *dev, enum ib_poll_context poll)
+{
+	size_t n = 0;
+	int c;
+
+	result[0] = 0;
+	for (c = 0; c < NCASES; c++)
+		n += scnprintf(result + n, RESULT_MAX - n, "%s %d\n", case_names[c],
+			       run_case(dev, poll, c));
+	return 0;
+}
+
+/* Devices, and what "hold" keeps on them. */
+struct ulp_dev {
+	struct list_head list;
+	struct ib_device *dev;
+	struct loop *held;
+	struct op *ops;
+	struct ib_event_handler events;
+	atomic_t port_err, port_active;
+};
+
+static LIST_HEAD(devices);
+static struct ib_client ulp_client;
+
+static struct ulp_dev *find_dev(const char *name)
+{
+	struct ulp_dev *d;
+
+	list_for_each_entry(d, &devices, list)
+		if (!strcmp(dev_name(&d->dev->dev), name))
+			return d;
+	return NULL;
+}
+
+static void release(struct ulp_dev *d)
+{
+	if (!d->held)
+		return;
+	/* ERR, drain (every posted op completes or is flushed), destroy. */
+	loop_destroy(d->held);
+	kfree(d->held);
+	kfree(d->ops);
+	d->held = NULL;
+	d->ops = NULL;
+}
+
+static int hold(struct ulp_dev *d, u32 n)
+{
+	const char *stage;
+	int err = 0;
+	u32 i;
+
+	if (d->held)
+		return -EBUSY;
+	if (n > 8)
+		return -EINVAL;
+	d->held = kzalloc(sizeof(*d->held), GFP_KERNEL);
+	d->ops = kcalloc(n ? n : 1, sizeof(*d->ops), GFP_KERNEL);
+	if (!d->held || !d->ops) {
+		kfree(d->held);
+		kfree(d->ops);
+		d->held = NULL;
+		d->ops = NULL;
+		return -ENOMEM;
+	}
+	stage = loop_setup(d->held, d->dev, d->dev, IB_POLL_WORKQUEUE, ALL_ACCESS,
+			   ALL_ACCESS, &err);
+	for (i = 0; !stage && i < n && !err; i++)
+		err = post_atomic(d->held, &d->ops[i], IB_WR_ATOMIC_FETCH_AND_ADD,
+				  word_addr(d->held, 0), d->held->mr->rkey,
+				  sizeof(u64), 1, 0, 0, 0);
+	if (stage || err) {
+		release(d);
+		return err ? err : -EIO;
+	}
+	return 0;
+}
+
+static void ulp_event(struct ib_event_handler *h, struct ib_event *e)
+{
+	struct ulp_dev *d = container_of(h, struct ulp_dev, events);
+
+	if (e->event == IB_EVENT_PORT_ERR)
+		atomic_inc(&d->port_err);
+	else if (e->event == IB_EVENT_PORT_ACTIVE)
+		atomic_inc(&d->port_active);
+}
+
+static int ulp_add(struct ib_device *dev)
+{
+	struct ulp_dev *d = kzalloc(sizeof(*d), GFP_KERNEL);
+
+	if (!d)
+		return -ENOMEM;
+	d->dev = dev;
+	INIT_IB_EVENT_HANDLER(&d->events, dev, ulp_event);
+	ib_register_event_handler(&d->events);
+	mutex_lock(&ulp_lock);
+	list_add_tail(&d->list, &devices);
+	mutex_unlock(&ulp_lock);
+	ib_set_client_data(dev, &ulp_client, d);
+	return 0;
+}
+
+static void ulp_remove(struct ib_device *dev, void *data)
+{
+	struct ulp_dev *d = data;
+
+	mutex_lock(&ulp_lock);
+	if (d->held)
+		pr_info("mlx_ext_test_ulp: %s: removed with objects held: releasing\n",
+			dev_name(&dev->dev));
+	release(d);
+	list_del(&d->list);
+	mutex_unlock(&ulp_lock);
+	ib_unregister_event_handler(&d->events);
+	kfree(d);
+}
+
+static struct ib_client ulp_client = {
+	.name = "mlx_ext_test_ulp",
+	.add = ulp_add,
+	.remove = ulp_remove,
+};
+
+static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
+			 loff_t *ppos)
+{
+	char cmd[16], name[2 * IB_DEVICE_NAME_MAX], poll_s[16], kind[16], reply[16];
+	struct ulp_dev *d, *d_b;
+	enum ib_poll_context poll;
+	char *name_b;
+	unsigned long long seed;
+	unsigned int count;
+	char *buf;
+	int ret;
+
+	if (len >= 256)
+		return -EINVAL;
+	buf = memdup_user_nul(ubuf, len);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	mutex_lock(&ulp_lock);
+	ret = -EINVAL;
+	if (sscanf(buf, "%15s %127s", cmd, name) != 2)
+		goto out;
+	/* DEV or, for atomics, REQUESTER:RESPONDER. */
+	name_b = strchr(name, ':');
+	if (name_b)
+		*name_b++ = 0;
+	d = find_dev(name);
+	d_b = name_b ? find_dev(name_b) : d;
+	ret = -ENODEV;
+	if (!d || !d_b)
+		goto out;
+	ret = -EINVAL;
+	if (d_b != d && strcmp(cmd, "atomics"))
+		goto out;
+	ret = -EINVAL;
+	if (!strcmp(cmd, "atomics")) {
+		if (sscanf(buf, "%*s %*s %15s %llu %u %15s %15s", poll_s, &seed,
+			   &count, kind, reply) != 5 || parse_poll(poll_s, &poll))
+			goto out;
+		ret = run_atomics(d->dev, d_b->dev, poll, seed, count,
+				  !strcmp(kind, "masked"), !strcmp(reply, "be"));
+	} else if (!strcmp(cmd, "errors")) {
+		if (sscanf(buf, "%*s %*s %15s", poll_s) != 1 || parse_poll(poll_s, &poll))
+			goto out;
+		ret = run_errors(d->dev, poll);
+	} else if (!strcmp(cmd, "hold")) {
+		if (sscanf(buf, "%*s %*s %u", &count) != 1)
+			goto out;
+		ret = hold(d, count);
+		snprintf(result, RESULT_MAX, "%s %d\n", cmd, ret);
+	} else if (!strcmp(cmd, "events")) {
+		ret = 0;
+		snprintf(result, RESULT_MAX, "port_err %d port_active %d\n",
+			 atomic_read(&d->port_err), atomic_read(&d->port_active));
+	} else if (!strcmp(cmd, "release")) {
+		release(d);
+		ret = 0;
+		snprintf(result, RESULT_MAX, "%s 0\n", cmd);
+	}
+out:
+	mutex_unlock(&ulp_lock);
+	kfree(buf);
+	return ret ? ret : len;
+}
+
+static ssize_t ctl_read(struct file *file, char __user *ubuf, size_t len, loff_t *ppos)
+{
+	ssize_t ret;
+
+	mutex_lock(&ulp_lock);
+	ret = simple_read_from_buffer(ubuf, len, ppos, result, strlen(result));
+	mutex_unlock(&ulp_lock);
+	return ret;
+}
+
+static const struct file_operations ctl_fops = {
+	.owner = THIS_MODULE,
+	.write = ctl_write,
+	.read = ctl_read,
+	.llseek = default_llseek,
+};
+
+static struct dentry *dir;
+
+static int __init ulp_init(void)
+{
+	int ret;
+
+	dir = debugfs_create_dir("mlx_ext_test_ulp", NULL);
+	debugfs_create_file("ctl", 0600, dir, NULL, &ctl_fops);
+	ret = ib_register_client(&ulp_client);
+	if (ret)
+		debugfs_remove(dir);
+	return ret;
+}
+
+static void __exit ulp_exit(void)
+{
+	debugfs_remove(dir);
+	ib_unregister_client(&ulp_client);
+}
+
+module_init(ulp_init);
+module_exit(ulp_exit);
+MODULE_DESCRIPTION("mlx_ext's test ULP: atomics over RC loopback, for the VM tests");
+MODULE_LICENSE("GPL");
