@@ -3,7 +3,7 @@
 //! `/sys/class/infiniband/<dev>/mlx_ext/`: what mlx_ext reports for a device.
 
 use crate::{
-    caps::AtomicCap,
+    caps::{DeviceFacts, Record},
     declare_ib_client,
     ib::{self, sysfs::Dir, DeviceName, DirOps, File, ShowBuf},
 };
@@ -21,9 +21,11 @@ declare_ib_client!(DeviceReports, "mlx_ext");
 enum FileId {
     AtomicCap,
     MaskedAtomicCap,
+    MaskedAtomicMode,
+    Reason,
 }
 
-const FILES: [File<'static>; 2] = [
+const FILES: [File<'static>; 4] = [
     File {
         name: c_str!("atomic_cap"),
         mode: 0o444,
@@ -34,22 +36,34 @@ const FILES: [File<'static>; 2] = [
         mode: 0o444,
         id: FileId::MaskedAtomicCap as u32,
     },
+    File {
+        name: c_str!("masked_atomic_mode"),
+        mode: 0o444,
+        id: FileId::MaskedAtomicMode as u32,
+    },
+    File {
+        name: c_str!("reason"),
+        mode: 0o444,
+        id: FileId::Reason as u32,
+    },
 ];
 
-/// A device's capability record, read from ib_core when the device is added.
+/// A device's capability record, derived when the device is added.
 pub struct Caps {
-    atomic: AtomicCap,
-    masked_atomic: AtomicCap,
+    record: Record,
 }
 
 impl DirOps for Caps {
     fn show(&self, id: u32, out: &mut ShowBuf<'_>) -> Result {
-        let cap = match id {
-            x if x == FileId::AtomicCap as u32 => self.atomic,
-            x if x == FileId::MaskedAtomicCap as u32 => self.masked_atomic,
+        let r = &self.record;
+        let text = match id {
+            x if x == FileId::AtomicCap as u32 => r.atomic_cap.name(),
+            x if x == FileId::MaskedAtomicCap as u32 => r.masked_atomic_cap.name(),
+            x if x == FileId::MaskedAtomicMode as u32 => r.mode.name(),
+            x if x == FileId::Reason as u32 => r.reason.text(),
             _ => return Err(EINVAL),
         };
-        writeln!(out, "{}", cap.name()).map_err(|_| ENOSPC)
+        writeln!(out, "{}", text).map_err(|_| ENOSPC)
     }
 }
 
@@ -62,10 +76,15 @@ impl ib::Client for DeviceReports {
     type DeviceData = DeviceData;
 
     fn add(dev: &ib::Device, name: &DeviceName) -> Result<DeviceData> {
-        let caps = Caps {
-            atomic: known_cap(name, "atomic_cap", dev.atomic_cap()),
-            masked_atomic: known_cap(name, "masked_atomic_cap", dev.masked_atomic_cap()),
-        };
+        let record = Record::derive(&DeviceFacts {
+            driver_id: dev.driver_id(),
+            vendor_id: dev.vendor_id(),
+            vendor_part_id: dev.vendor_part_id(),
+            atomic_cap: dev.atomic_cap(),
+            masked_atomic_cap: dev.masked_atomic_cap(),
+            host_big_endian: cfg!(target_endian = "big"),
+        });
+        let caps = Caps { record };
         let dir = Dir::new(dev, c_str!("mlx_ext"), caps, &FILES).inspect_err(|e| {
             pr_warn!(
                 "{}: cannot create the mlx_ext directory ({:?}); the device has no report\n",
@@ -73,12 +92,17 @@ impl ib::Client for DeviceReports {
                 e
             )
         })?;
+        let r = &dir.data().record;
         pr_info!(
-            "{}: atomic_cap {}, masked_atomic_cap {}\n",
+            "{}: atomic_cap {}, masked_atomic_cap {}, masked atomics {}\n",
             name,
-            dir.data().atomic.name(),
-            dir.data().masked_atomic.name()
+            r.atomic_cap.name(),
+            r.masked_atomic_cap.name(),
+            r.mode.name()
         );
+        if !r.reason.text().is_empty() {
+            pr_info!("{}: {}\n", name, r.reason.text());
+        }
         Ok(DeviceData { _dir: dir })
     }
 
@@ -89,12 +113,4 @@ impl ib::Client for DeviceReports {
     fn remove(_dev: &ib::Device, _data: &DeviceData, name: &DeviceName) {
         pr_info!("{}: removed\n", name);
     }
-}
-
-/// A capability ib_core does not define is reported as `none`, with a warning.
-fn known_cap(name: &DeviceName, what: &str, cap: Option<AtomicCap>) -> AtomicCap {
-    cap.unwrap_or_else(|| {
-        pr_warn!("{}: unknown {} value, reporting none\n", name, what);
-        AtomicCap::None
-    })
 }

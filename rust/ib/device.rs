@@ -67,6 +67,13 @@ impl Device {
         AtomicCap::from_ib(self.attrs().masked_atomic_cap)
     }
 
+    /// The driver's `enum rdma_driver_id` (`ops.driver_id`).
+    pub fn driver_id(&self) -> u32 {
+        // SAFETY: the device is valid (type invariant); `ops` is set before
+        // registration (`ib_set_device_ops`) and no longer changes.
+        unsafe { (*self.as_raw()).ops.driver_id }
+    }
+
     /// The IEEE OUI of the adapter's vendor (`0x02c9` Mellanox, `0xffffff` rxe).
     pub fn vendor_id(&self) -> u32 {
         self.attrs().vendor_id
@@ -198,6 +205,15 @@ impl fmt::Display for DeviceName {
         self.get().fmt(f)
     }
 }
+
+// The capability rules name drivers by `enum rdma_driver_id` value: tie
+// them to the values ib_core was built with.
+const _: () = {
+    use crate::caps::{DRIVER_MLX4, DRIVER_MLX5, DRIVER_RXE};
+    assert!(DRIVER_MLX4 == bindings::rdma_driver_id_RDMA_DRIVER_MLX4);
+    assert!(DRIVER_MLX5 == bindings::rdma_driver_id_RDMA_DRIVER_MLX5);
+    assert!(DRIVER_RXE == bindings::rdma_driver_id_RDMA_DRIVER_RXE);
+};
 
 // `AtomicCap::from_ib` (pure logic, also built on the host) decodes
 // `enum ib_atomic_cap` by value: tie it to the values ib_core was built with.

@@ -28,11 +28,14 @@ test_sysfs_matches_ib_core() {
 	# rxe_param.h: IB_ATOMIC_HCA; rxe sets no masked atomic capability.
 	expect_eq "$(cat $DIR/atomic_cap)" hca atomic_cap || return 1
 	expect_eq "$(cat $DIR/masked_atomic_cap)" none masked_atomic_cap || return 1
-	expect_eq "$(ls $DIR | tr '\n' ' ')" "atomic_cap masked_atomic_cap " files
+	# rxe posts CAS and FA: masked atomics are emulated, nothing to explain.
+	expect_eq "$(cat $DIR/masked_atomic_mode)" emulated masked_atomic_mode || return 1
+	expect_eq "$(cat $DIR/reason)" "" reason || return 1
+	expect_eq "$(ls $DIR | tr '\n' ' ')" "atomic_cap masked_atomic_cap masked_atomic_mode reason " files
 }
 
 test_sysfs_read_only() {
-	for f in atomic_cap masked_atomic_cap; do
+	for f in atomic_cap masked_atomic_cap masked_atomic_mode reason; do
 		expect_eq "$(stat -c %a $DIR/$f)" 444 "mode of $f" || return 1
 		if echo glob 2>/dev/null >$DIR/$f; then
 			echo "write to $f succeeded"
