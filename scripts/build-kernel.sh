@@ -14,7 +14,7 @@ build_kernel() { # DIR: builds the kernel in the empty directory DIR
 	local dir=$1
 	jobs=${JOBS:-$(($(nproc) + 1))}
 	build_timeout=${MLX_EXT_KERNEL_TIMEOUT:-3600}
-	say "kernel: no cached build for key $(kernel_key); building in $dir (about 11 min on 2 cores)"
+	say "kernel: no cached build for key $(kernel_key); building in $dir (about 16 min on 2 cores)"
 	kernel_inputs | awk '/^fragment:/ { skip = 1 } !skip { print "    " $0 }' >&2
 	log=$dir/build.log
 	say "kernel: build log $log"

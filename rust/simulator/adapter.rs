@@ -585,7 +585,12 @@ impl Driver for Adapter {
             return Err(EINVAL);
         }
         let counted = self.create(Kind::Qp)?;
-        let qpn = self.next_qpn.fetch_add(1, Ordering::Relaxed) & 0x00ff_ffff;
+        // QP numbers are 24 bits; 0 and 1 are the special QPs. After a
+        // wrap, numbers still in use are skipped.
+        let mut qpn = 0;
+        while qpn < 2 || self.fabric.contains(self.shared.id, qpn) {
+            qpn = self.next_qpn.fetch_add(1, Ordering::Relaxed) & 0x00ff_ffff;
+        }
         let qp = SimQp::new(
             counted,
             self.shared.clone(),
@@ -612,13 +617,19 @@ impl Driver for Adapter {
         {
             return Err(EINVAL);
         }
-        qp.data().shared.modify(attr, mask)
+        let shared = &qp.data().shared;
+        if shared.modify(attr, mask)? {
+            // Already queued is fine: it flushes whatever is there.
+            let _ = self.wq.enqueue(shared.clone());
+        }
+        Ok(())
     }
 
     fn destroy_qp(&self, qp: &Qp<Self>) {
         let shared = &qp.data().shared;
-        shared.destroy();
+        // Unreachable first, then stopped.
         self.fabric.remove(self.shared.id, shared.qpn);
+        shared.destroy();
     }
 
     fn post_send(&self, qp: &Qp<Self>, wr: &SendWr<'_, Self>) -> Result {
@@ -634,7 +645,11 @@ impl Driver for Adapter {
     }
 
     fn post_recv(&self, qp: &Qp<Self>, wr: &RecvWr<'_>) -> Result {
-        qp.data().shared.post_recv(wr)
+        let shared = &qp.data().shared;
+        if shared.post_recv(wr)? {
+            let _ = self.wq.enqueue(shared.clone());
+        }
+        Ok(())
     }
 
     fn get_dma_mr(&self, pd: &Pd<Self>, access: u32) -> Result<(SimMr, MrKeys)> {

@@ -51,13 +51,26 @@ impl Fabric {
         )
     }
 
-    /// Makes `qp` of device `dev` reachable.
+    /// Makes `qp` of device `dev` reachable; `EBUSY` if its number is
+    /// taken (a live QP is never replaced).
     pub(super) fn add(&self, dev: u32, qp: Arc<QpShared>) -> Result {
-        let node = RBTreeNodeReservation::new(GFP_KERNEL)?.into_node(qp_key(dev, qp.qpn), qp);
-        let old = self.qps.lock().insert(node);
-        // QP numbers are not reused while a QP has one.
+        let key = qp_key(dev, qp.qpn);
+        let node = RBTreeNodeReservation::new(GFP_KERNEL)?.into_node(key, qp);
+        let mut qps = self.qps.lock();
+        if qps.get(&key).is_some() {
+            drop(qps);
+            drop(node);
+            return Err(EBUSY);
+        }
+        let old = qps.insert(node);
+        drop(qps);
         drop(old);
         Ok(())
+    }
+
+    /// Whether device `dev` has a QP numbered `qpn`.
+    pub(super) fn contains(&self, dev: u32, qpn: u32) -> bool {
+        self.qps.lock().get(&qp_key(dev, qpn)).is_some()
     }
 
     /// Makes QP `qpn` of device `dev` unreachable.
@@ -90,7 +103,6 @@ pub(super) struct Pending {
     pub(super) wr_id: u64,
     pub(super) opcode: WrOpcode,
     pub(super) signaled: bool,
-    pub(super) solicited: bool,
     sges: [Option<Sge>; MAX_SGE],
     remote_addr: u64,
     rkey: u32,
@@ -99,9 +111,8 @@ pub(super) struct Pending {
     invalidate_rkey: u32,
 }
 
-/// `IB_SEND_SIGNALED`, `IB_SEND_SOLICITED` (`enum ib_send_flags`).
+/// `IB_SEND_SIGNALED` (`enum ib_send_flags`).
 const SEND_SIGNALED: u32 = 1 << 1;
-const SEND_SOLICITED: u32 = 1 << 2;
 
 impl Pending {
     pub(super) fn new(opcode: WrOpcode, wr: &SendWr<'_, Adapter>) -> Result<Self> {
@@ -125,7 +136,6 @@ impl Pending {
             wr_id: wr.wr_id,
             opcode,
             signaled: wr.send_flags & SEND_SIGNALED != 0,
-            solicited: wr.send_flags & SEND_SOLICITED != 0,
             sges,
             remote_addr: wr.remote_addr,
             rkey: wr.rkey,

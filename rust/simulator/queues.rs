@@ -18,6 +18,7 @@ use crate::ib::{
 };
 use crate::new_irq_spinlock;
 use crate::sim::fabric::{QpState as RuleState, WcOpcode, WcStatus, WrOpcode};
+use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     new_mutex, new_work,
     prelude::*,
@@ -130,13 +131,24 @@ struct CqRing {
     overflows: u32,
 }
 
-/// What [`CqShared::push`] found: whether to run the handler or report an
-/// overflow, once the locks are dropped.
+/// What [`CqShared::push`] found: whether to run the handler and whether a
+/// completion was lost, to act on once the locks are dropped.
 #[must_use]
-pub(super) enum Pushed {
-    Quiet,
-    Notify,
-    Overflow,
+#[derive(Clone, Copy, Default)]
+pub(super) struct Pushed {
+    notify: bool,
+    overflow: bool,
+}
+
+impl Pushed {
+    /// Both results: one handler call covers several completions, and
+    /// neither a notification nor an overflow may be lost.
+    fn and(self, other: Self) -> Self {
+        Self {
+            notify: self.notify || other.notify,
+            overflow: self.overflow || other.overflow,
+        }
+    }
 }
 
 /// A CQ's queue, shared with the QPs completing on it.
@@ -156,7 +168,10 @@ impl CqShared {
         let failed = wc.status != WcStatus::Success as u32;
         if r.wcs.push(wc).is_err() {
             r.overflows = r.overflows.saturating_add(1);
-            return Pushed::Overflow;
+            return Pushed {
+                notify: false,
+                overflow: true,
+            };
         }
         let fire = match r.arm {
             Arm::Off => false,
@@ -165,23 +180,23 @@ impl CqShared {
         };
         if fire {
             r.arm = Arm::Off;
-            Pushed::Notify
-        } else {
-            Pushed::Quiet
+        }
+        Pushed {
+            notify: fire,
+            overflow: false,
         }
     }
 
     /// Runs the handler for what `push` found.
     pub(super) fn signal(&self, p: Pushed) {
-        match p {
-            Pushed::Quiet => {}
-            Pushed::Notify => self.notifier.notify(),
-            Pushed::Overflow => {
-                if self.ring.lock().overflows == 1 {
-                    pr_warn!("CQ overflow: completions lost (IB_EVENT_CQ_ERR raised)\n");
-                }
-                self.notifier.error();
+        if p.overflow {
+            if self.ring.lock().overflows == 1 {
+                pr_warn!("CQ overflow: completions lost (IB_EVENT_CQ_ERR raised)\n");
             }
+            self.notifier.error();
+        }
+        if p.notify {
+            self.notifier.notify();
         }
     }
 
@@ -256,6 +271,9 @@ pub(super) struct QpInner {
     sq: Ring<Pending>,
     /// Whether the work item is executing the head of `sq`.
     executing: bool,
+    /// Bumped by every move to RESET: a request executing then completes
+    /// into nothing.
+    generation: u32,
     /// Posted receives (`wr_id`s), oldest first.
     rq: Ring<u64>,
 }
@@ -275,10 +293,13 @@ pub(super) struct QpShared {
     recv_cq: Arc<CqShared>,
     #[pin]
     pub(super) inner: IrqSpinLock<QpInner>,
-    /// Held while a request executes and completes; `true` once the QP is
-    /// destroyed, after which nothing executes or completes.
+    /// Held while the work item runs; `true` once the QP is destroyed,
+    /// after which nothing executes or completes.
     #[pin]
     exec: Mutex<bool>,
+    /// Set when `destroy` starts: the work item stops after the request
+    /// it is executing.
+    dying: AtomicBool,
     #[pin]
     work: Work<QpShared>,
 }
@@ -316,119 +337,89 @@ impl QpShared {
 
     /// Completes every receive of `q` with a flush error.
     fn flush_rq(&self, q: &mut QpInner) -> Pushed {
-        let mut last = Pushed::Quiet;
+        let mut p = Pushed::default();
         while let Some(wr_id) = q.rq.pop() {
-            let p = self.recv_cq.push(
-                wc(wr_id, WcStatus::WrFlushErr, WcOpcode::Recv, 0, self.me),
-                true,
-            );
-            last = merge(last, p);
+            let w = wc(wr_id, WcStatus::WrFlushErr, WcOpcode::Recv, 0, self.me);
+            p = p.and(self.recv_cq.push(w, true));
         }
-        last
+        p
     }
 
-    /// Completes every send request of `q` not executing with a flush
-    /// error.
+    /// Completes every send request of `q` with a flush error (the work
+    /// item calls it when none is executing).
     fn flush_sq(&self, q: &mut QpInner) -> Pushed {
-        let mut last = Pushed::Quiet;
-        if q.executing {
-            return last;
-        }
-        while let Some(p) = q.sq.pop() {
+        let mut p = Pushed::default();
+        while let Some(r) = q.sq.pop() {
             let w = wc(
-                p.wr_id,
+                r.wr_id,
                 WcStatus::WrFlushErr,
-                p.opcode.wc_opcode(),
+                r.opcode.wc_opcode(),
                 0,
                 self.me,
             );
-            last = merge(last, self.send_cq.push(w, true));
+            p = p.and(self.send_cq.push(w, true));
         }
-        last
+        p
     }
 
     /// Applies a `modify_qp`: the state machine of the IB specification
-    /// (ib_core's table), and the attributes the fabric uses.
-    pub(super) fn modify(&self, attr: &QpAttr, mask: u32) -> Result {
-        let (rq, sq) = {
-            let mut q = self.inner.lock();
-            let cur = if mask & qp_mask::CUR_STATE != 0 {
-                attr.cur_state.ok_or(EINVAL)?
-            } else {
-                q.state
-            };
-            let next = if mask & qp_mask::STATE != 0 {
-                attr.state.ok_or(EINVAL)?
-            } else {
-                cur
-            };
-            if !cur.transition_ok(next, mask) {
-                return Err(EINVAL);
-            }
-            if mask & qp_mask::AV != 0 {
-                q.dlid = attr.dlid;
-            }
-            if mask & qp_mask::DEST_QPN != 0 {
-                q.dest_qpn = attr.dest_qp_num;
-            }
-            if mask & qp_mask::ACCESS_FLAGS != 0 {
-                q.access = attr.access_flags;
-            }
-            if mask & qp_mask::MAX_QP_RD_ATOMIC != 0 {
-                q.max_rd_atomic = attr.max_rd_atomic;
-            }
-            if mask & qp_mask::MAX_DEST_RD_ATOMIC != 0 {
-                q.max_dest_rd_atomic = attr.max_dest_rd_atomic;
-            }
-            q.state = next;
-            match next {
-                // Outstanding requests complete with a flush error (the one
-                // executing, if any, completes first and the work item
-                // flushes the rest after it, in order).
-                QpState::Err => (self.flush_rq(&mut q), self.flush_sq(&mut q)),
-                // RESET discards them, and their completions.
-                QpState::Reset => {
-                    while q.rq.pop().is_some() {}
-                    if !q.executing {
-                        while q.sq.pop().is_some() {}
-                    }
-                    self.send_cq.purge(self.me);
-                    self.recv_cq.purge(self.me);
-                    (Pushed::Quiet, Pushed::Quiet)
-                }
-                _ => (Pushed::Quiet, Pushed::Quiet),
-            }
+    /// (ib_core's table), and the attributes the fabric uses. `Ok(true)`
+    /// if the work item must run: it flushes a QP moved to ERR (completions
+    /// never run the ULP's handler inside its own verb call).
+    pub(super) fn modify(&self, attr: &QpAttr, mask: u32) -> Result<bool> {
+        let mut q = self.inner.lock();
+        let cur = if mask & qp_mask::CUR_STATE != 0 {
+            attr.cur_state.ok_or(EINVAL)?
+        } else {
+            q.state
         };
-        self.recv_cq.signal(rq);
-        self.send_cq.signal(sq);
-        Ok(())
+        let next = if mask & qp_mask::STATE != 0 {
+            attr.state.ok_or(EINVAL)?
+        } else {
+            cur
+        };
+        if !cur.transition_ok(next, mask) {
+            return Err(EINVAL);
+        }
+        if mask & qp_mask::AV != 0 {
+            q.dlid = attr.dlid;
+        }
+        if mask & qp_mask::DEST_QPN != 0 {
+            q.dest_qpn = attr.dest_qp_num;
+        }
+        if mask & qp_mask::ACCESS_FLAGS != 0 {
+            q.access = attr.access_flags;
+        }
+        if mask & qp_mask::MAX_QP_RD_ATOMIC != 0 {
+            q.max_rd_atomic = attr.max_rd_atomic;
+        }
+        if mask & qp_mask::MAX_DEST_RD_ATOMIC != 0 {
+            q.max_dest_rd_atomic = attr.max_dest_rd_atomic;
+        }
+        q.state = next;
+        if next == QpState::Reset {
+            // RESET discards every request and completion of the QP; a
+            // request executing now completes into nothing (`generation`).
+            while q.rq.pop().is_some() {}
+            while q.sq.pop().is_some() {}
+            q.generation = q.generation.wrapping_add(1);
+            self.send_cq.purge(self.me);
+            self.recv_cq.purge(self.me);
+        }
+        Ok(next == QpState::Err)
     }
 
     /// Queues a send request; `Ok(true)` if the work item must be kicked.
-    /// A request the adapter does not execute (`supported` false) is only
-    /// taken in ERR, to be flushed (ib_drain_sq posts an RDMA WRITE).
+    /// In ERR every request is taken, to be flushed by the work item in
+    /// order (ib_drain_sq posts an RDMA WRITE); otherwise only in RTS, and
+    /// only what the adapter executes (`supported`).
     pub(super) fn post_send(&self, p: Pending, num_sge: usize, supported: bool) -> Result<bool> {
         if num_sge > self.max_send_sge {
             return Err(EINVAL);
         }
         let mut q = self.inner.lock();
         let state = Self::rule_state(&q);
-        if fabric_flushes(state) && q.sq.len() == 0 {
-            // Nothing ahead of it: flushed at once (how ib_drain_sq's
-            // request completes).
-            let w = wc(
-                p.wr_id,
-                WcStatus::WrFlushErr,
-                p.opcode.wc_opcode(),
-                0,
-                self.me,
-            );
-            let pushed = self.send_cq.push(w, true);
-            drop(q);
-            self.send_cq.signal(pushed);
-            return Ok(false);
-        }
-        if !fabric_flushes(state) {
+        if !crate::sim::fabric::flushes(state) {
             if !crate::sim::fabric::can_post_send(state) {
                 return Err(EINVAL);
             }
@@ -436,99 +427,100 @@ impl QpShared {
                 return Err(crate::ib::eopnotsupp());
             }
         }
-        // In ERR behind requests still queued: flushed in order after them.
         q.sq.push(p).map_err(|_| ENOMEM)?;
         Ok(true)
     }
 
-    pub(super) fn post_recv(&self, wr: &RecvWr<'_>) -> Result {
+    /// Queues a receive; `Ok(true)` if the work item must run (to flush it,
+    /// in ERR).
+    pub(super) fn post_recv(&self, wr: &RecvWr<'_>) -> Result<bool> {
         if wr.sges.len() > self.max_recv_sge {
             return Err(EINVAL);
         }
         let mut q = self.inner.lock();
         let state = Self::rule_state(&q);
-        if fabric_flushes(state) {
-            let w = wc(wr.wr_id, WcStatus::WrFlushErr, WcOpcode::Recv, 0, self.me);
-            let pushed = self.recv_cq.push(w, true);
-            drop(q);
-            self.recv_cq.signal(pushed);
-            return Ok(());
-        }
-        if !crate::sim::fabric::can_post_recv(state) {
+        let flush = crate::sim::fabric::flushes(state);
+        if !flush && !crate::sim::fabric::can_post_recv(state) {
             return Err(EINVAL);
         }
-        q.rq.push(wr.wr_id).map_err(|_| ENOMEM)
+        q.rq.push(wr.wr_id).map_err(|_| ENOMEM)?;
+        Ok(flush)
     }
 
-    /// The work item: executes the send queue in order.
+    /// The work item: executes the send queue in order while the QP is in
+    /// RTS, flushes both queues in ERR. All completions are made here.
     fn run_send_queue(&self) {
         let dead = self.exec.lock();
         if *dead {
             return;
         }
         loop {
-            let p = {
+            // `destroy` is waiting: stop at once.
+            if self.dying.load(Ordering::Acquire) {
+                return;
+            }
+            let (p, generation) = {
                 let mut q = self.inner.lock();
-                if fabric_flushes(Self::rule_state(&q)) {
-                    let pushed = self.flush_sq(&mut q);
-                    drop(q);
-                    self.send_cq.signal(pushed);
-                    return;
+                match q.state {
+                    QpState::Err => {
+                        let sq = self.flush_sq(&mut q);
+                        let rq = self.flush_rq(&mut q);
+                        drop(q);
+                        self.send_cq.signal(sq);
+                        self.recv_cq.signal(rq);
+                        return;
+                    }
+                    QpState::Rts => {}
+                    // Nothing executes in another state; a later post or
+                    // modify kicks the work item again.
+                    _ => return,
                 }
                 let Some(p) = q.sq.front().cloned() else {
                     return;
                 };
                 q.executing = true;
-                p
+                (p, q.generation)
             };
             let delay = self.adapter.completion_delay_ms();
             if delay > 0 {
                 crate::ib::wq::msleep(delay);
             }
             let (status, byte_len) = fabric::execute(self, &p);
-            let (done, rest, rq) = {
+            let done = {
                 let mut q = self.inner.lock();
                 q.executing = false;
+                if q.generation != generation {
+                    // Reset meanwhile: the request and its completion are
+                    // gone with the queue.
+                    continue;
+                }
                 let _ = q.sq.pop();
-                let done = if status != WcStatus::Success || p.signaled || self.signal_all {
-                    let w = wc(p.wr_id, status, p.opcode.wc_opcode(), byte_len, self.me);
-                    self.send_cq.push(w, p.solicited)
-                } else {
-                    Pushed::Quiet
-                };
-                if status == WcStatus::Success {
-                    (done, Pushed::Quiet, Pushed::Quiet)
-                } else {
-                    // An error moves an RC QP to ERR and flushes the rest.
+                if status != WcStatus::Success {
+                    // An error moves an RC QP to ERR; the next round
+                    // flushes the rest.
                     q.state = QpState::Err;
-                    (done, self.flush_sq(&mut q), self.flush_rq(&mut q))
+                }
+                // Send completions are not solicited events (only errors
+                // fire an IB_CQ_SOLICITED arm).
+                if status != WcStatus::Success || p.signaled || self.signal_all {
+                    let w = wc(p.wr_id, status, p.opcode.wc_opcode(), byte_len, self.me);
+                    self.send_cq.push(w, false)
+                } else {
+                    Pushed::default()
                 }
             };
-            self.send_cq.signal(merge(done, rest));
-            self.recv_cq.signal(rq);
+            self.send_cq.signal(done);
         }
     }
 
     /// The QP is being destroyed: when this returns, nothing of it executes
-    /// or completes, and none of its completions is left in its CQs.
+    /// or completes, and none of its completions is left in its CQs. The
+    /// request executing, if any, finishes first; the rest are dropped.
     pub(super) fn destroy(&self) {
+        self.dying.store(true, Ordering::Release);
         *self.exec.lock() = true;
         self.send_cq.purge(self.me);
         self.recv_cq.purge(self.me);
-    }
-}
-
-fn fabric_flushes(state: RuleState) -> bool {
-    crate::sim::fabric::flushes(state)
-}
-
-/// Keeps the stronger of two push results (an overflow or a notification
-/// must not be lost; one handler call covers several completions).
-fn merge(a: Pushed, b: Pushed) -> Pushed {
-    match (a, b) {
-        (Pushed::Overflow, _) | (_, Pushed::Overflow) => Pushed::Overflow,
-        (Pushed::Notify, _) | (_, Pushed::Notify) => Pushed::Notify,
-        _ => Pushed::Quiet,
     }
 }
 
@@ -577,11 +569,13 @@ impl SimQp {
                         max_dest_rd_atomic: 0,
                         sq,
                         executing: false,
+                        generation: 0,
                         rq,
                     },
                     "mlx_ext_sim::qp"
                 ),
                 exec <- new_mutex!(false, "mlx_ext_sim::qp::exec"),
+                dying: AtomicBool::new(false),
                 work <- new_work!("mlx_ext_sim::qp::work"),
             }),
             GFP_KERNEL,

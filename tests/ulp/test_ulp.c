@@ -58,6 +58,10 @@ struct loop {
 	struct ib_pd *pd, *pd_b;
 	struct ib_cq *cq, *cq_b;
 	struct ib_qp *qa, *qb;
+	/* Out of RESET: there is something to drain (RESET -> ERR is not a
+	 * transition the IB specification allows).
+	 */
+	bool qa_live, qb_live;
 	struct ib_mr *mr;
 	u64 *target;
 	u64 *reply;
@@ -167,7 +171,7 @@ static int fill_av(struct ib_device *src, struct ib_device *dst,
 	return -ENOENT;
 }
 
-static int connect_qp(struct ib_qp *qp, struct ib_qp *dest, int access)
+static int connect_qp(struct ib_qp *qp, struct ib_qp *dest, int access, bool *live)
 {
 	struct ib_qp_attr a = {};
 	int ret;
@@ -180,6 +184,7 @@ static int connect_qp(struct ib_qp *qp, struct ib_qp *dest, int access)
 				    IB_QP_ACCESS_FLAGS);
 	if (ret)
 		return ret;
+	*live = true;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IB_QPS_RTR;
 	a.path_mtu = IB_MTU_1024;
@@ -210,11 +215,13 @@ static int connect_qp(struct ib_qp *qp, struct ib_qp *dest, int access)
 static void loop_destroy(struct loop *l)
 {
 	if (l->qa) {
-		ib_drain_qp(l->qa);
+		if (l->qa_live)
+			ib_drain_qp(l->qa);
 		ib_destroy_qp(l->qa);
 	}
 	if (l->qb) {
-		ib_drain_qp(l->qb);
+		if (l->qb_live)
+			ib_drain_qp(l->qb);
 		ib_destroy_qp(l->qb);
 	}
 	if (l->mr)
@@ -259,6 +266,11 @@ static int loop_register(struct loop *l, int access)
 	if (ret)
 		return ret;
 	ret = op_wait(l, &op);
+	/* Timed out: the request still refers to @op, on this stack; drain
+	 * (ERR, flush) so that it completes before we return.
+	 */
+	if (ret == -ETIMEDOUT)
+		ib_drain_qp(l->qb);
 	return ret ? (ret < 0 ? ret : -EIO) : 0;
 }
 
@@ -324,9 +336,9 @@ static const char *loop_setup(struct loop *l, struct ib_device *dev,
 	stage = side_setup(dev_b, poll, &l->pd_b, &l->cq_b, &l->qb, err);
 	if (stage)
 		return stage;
-	*err = connect_qp(l->qa, l->qb, qp_access);
+	*err = connect_qp(l->qa, l->qb, qp_access, &l->qa_live);
 	if (!*err)
-		*err = connect_qp(l->qb, l->qa, qp_access);
+		*err = connect_qp(l->qb, l->qa, qp_access, &l->qb_live);
 	if (*err)
 		return "connect";
 	sg_init_one(&l->sg, l->target, PAGE_SIZE);
