@@ -5,7 +5,7 @@
 
 use super::adapter::{Kind, State};
 use crate::ib::{debugfs, driver::Events, DirOps, File, ShowBuf};
-use crate::sim::faults::CreateFaults;
+use crate::sim::{control, faults::CreateFaults};
 use core::{fmt::Write, sync::atomic::Ordering};
 use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
 
@@ -85,12 +85,7 @@ impl Knobs {
 
 /// Parses a decimal count, as written by `echo N`.
 fn parse_count(data: &[u8]) -> Result<u32> {
-    let text = core::str::from_utf8(data).map_err(|_| EINVAL)?;
-    let text = text.strip_suffix('\n').unwrap_or(text);
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(EINVAL);
-    }
-    text.parse::<u32>().map_err(|_| EINVAL)
+    control::decimal_line(data).ok_or(EINVAL)
 }
 
 impl DirOps for Knobs {

@@ -143,6 +143,18 @@ fn parse_u32(field: &[u8]) -> Result<u32, NumError> {
     })
 }
 
+/// A decimal `u32` made of digits only (no sign, no blanks), as every
+/// number the simulator takes is written; `None` otherwise or on overflow.
+pub fn decimal(field: &[u8]) -> Option<u32> {
+    parse_u32(field).ok()
+}
+
+/// [`decimal`] of a whole write, as `echo N` makes it: one final newline
+/// allowed.
+pub fn decimal_line(text: &[u8]) -> Option<u32> {
+    decimal(text.strip_suffix(b"\n").unwrap_or(text))
+}
+
 /// Parses the ID field.
 fn parse_id(field: &[u8]) -> Result<u32, ControlError> {
     match parse_u32(field) {

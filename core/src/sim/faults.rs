@@ -4,6 +4,8 @@
 //! `fail_create`): skip `skip` creations, then fail the next `fail` ones.
 //! Kept in one 64-bit word so that the kernel updates it atomically.
 
+use super::control::decimal;
+
 /// Pending injected creation failures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct CreateFaults {
@@ -56,9 +58,9 @@ impl CreateFaults {
     pub fn parse(text: &[u8]) -> Option<Self> {
         let text = text.strip_suffix(b"\n").unwrap_or(text);
         let mut fields = text.split(|&b| b == b' ');
-        let fail = number(fields.next()?)?;
+        let fail = decimal(fields.next()?)?;
         let skip = match fields.next() {
-            Some(f) => number(f)?,
+            Some(f) => decimal(f)?,
             None => 0,
         };
         if fields.next().is_some() {
@@ -66,16 +68,6 @@ impl CreateFaults {
         }
         Some(Self { skip, fail })
     }
-}
-
-/// A decimal `u32`: digits only.
-fn number(field: &[u8]) -> Option<u32> {
-    if field.is_empty() || !field.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    field.iter().try_fold(0u32, |n, &d| {
-        n.checked_mul(10)?.checked_add(u32::from(d - b'0'))
-    })
 }
 
 #[cfg(test)]
