@@ -8,6 +8,9 @@
 
 use kernel::prelude::*;
 
+#[path = "../core/src/api.rs"]
+pub mod api;
+pub mod atomic_api;
 #[path = "../core/src/atomics/mod.rs"]
 pub mod atomics;
 #[path = "../core/src/caps.rs"]

@@ -3,12 +3,13 @@
 //! `/sys/class/infiniband/<dev>/mlx_ext/`: what mlx_ext reports for a device.
 
 use crate::{
+    atomic_api::DevState,
     caps::{DeviceFacts, Record},
     declare_ib_client,
     ib::{self, sysfs::Dir, DeviceName, DirOps, File, ShowBuf},
 };
 use core::fmt::Write;
-use kernel::{c_str, prelude::*};
+use kernel::{c_str, prelude::*, sync::Arc};
 
 /// The ib_core client that gives every device its `mlx_ext` directory.
 pub struct DeviceReports;
@@ -48,14 +49,15 @@ const FILES: [File<'static>; 4] = [
     },
 ];
 
-/// A device's capability record, derived when the device is added.
+/// A device's capability record, derived when the device is added (and
+/// downgraded if its driver refuses atomics at run time).
 pub struct Caps {
-    record: Record,
+    state: Arc<DevState>,
 }
 
 impl DirOps for Caps {
     fn show(&self, id: u32, out: &mut ShowBuf<'_>) -> Result {
-        let r = &self.record;
+        let r = &self.state.record();
         let text = match id {
             x if x == FileId::AtomicCap as u32 => r.atomic_cap.name(),
             x if x == FileId::MaskedAtomicCap as u32 => r.masked_atomic_cap.name(),
@@ -69,7 +71,14 @@ impl DirOps for Caps {
 
 /// What mlx_ext keeps for each device.
 pub struct DeviceData {
-    _dir: Dir<Caps>,
+    dir: Dir<Caps>,
+}
+
+impl DeviceData {
+    /// The device's state, shared with the QPs of the ULP API.
+    pub fn state(&self) -> &Arc<DevState> {
+        &self.dir.data().state
+    }
 }
 
 impl ib::Client for DeviceReports {
@@ -84,7 +93,9 @@ impl ib::Client for DeviceReports {
             masked_atomic_cap: dev.masked_atomic_cap(),
             host_big_endian: cfg!(target_endian = "big"),
         });
-        let caps = Caps { record };
+        let caps = Caps {
+            state: Arc::new(DevState::new(record, name.clone()), GFP_KERNEL)?,
+        };
         let dir = Dir::new(dev, c_str!("mlx_ext"), caps, &FILES).inspect_err(|e| {
             pr_warn!(
                 "{}: cannot create the mlx_ext directory ({:?}); the device has no report\n",
@@ -92,7 +103,7 @@ impl ib::Client for DeviceReports {
                 e
             )
         })?;
-        let r = &dir.data().record;
+        let r = &dir.data().state.record();
         pr_info!(
             "{}: atomic_cap {}, masked_atomic_cap {}, masked atomics {}\n",
             name,
@@ -103,7 +114,7 @@ impl ib::Client for DeviceReports {
         if !r.reason.text().is_empty() {
             pr_info!("{}: {}\n", name, r.reason.text());
         }
-        Ok(DeviceData { _dir: dir })
+        Ok(DeviceData { dir })
     }
 
     fn rename(_dev: &ib::Device, _data: &DeviceData, name: &DeviceName) {

@@ -162,6 +162,9 @@ pub enum Reason {
     NoAtomics,
     /// An attribute had a value ib_core does not define.
     UnknownCap,
+    /// A driver the rules do not know refused an atomic work request
+    /// (`EOPNOTSUPP` from `ib_post_send`): downgraded at run time.
+    Refused,
 }
 
 /// The capability record of a device (SPEC section 3).
@@ -177,6 +180,9 @@ pub struct Record {
     pub mode: MaskedMode,
     /// Why the record is not simply ib_core's attributes.
     pub reason: Reason,
+    /// Whether the driver is one of [`KNOWN_DRIVERS`] (its behaviour is
+    /// known from its source, not guessed from its attributes).
+    pub known_driver: bool,
 }
 
 impl Record {
@@ -230,7 +236,29 @@ impl Record {
             posts,
             mode,
             reason,
+            known_driver: driver.is_some(),
         }
+    }
+
+    /// The record after the driver refused an atomic work request with
+    /// `EOPNOTSUPP`: for a driver the rules do not know, nothing is posted
+    /// any more and masked atomics are `unavailable`, with the reason;
+    /// `None` when nothing changes (a known driver, whose behaviour the rules
+    /// already say, or a record that is unavailable already). The caps stay:
+    /// they describe the device.
+    pub fn after_refusal(&self) -> Option<Self> {
+        if self.known_driver || (self.mode == MaskedMode::Unavailable && !self.posts.standard) {
+            return None;
+        }
+        Some(Self {
+            posts: KernelAtomics {
+                standard: false,
+                masked: false,
+            },
+            mode: MaskedMode::Unavailable,
+            reason: Reason::Refused,
+            ..*self
+        })
     }
 }
 
@@ -244,6 +272,7 @@ impl Reason {
             Self::Driver(note) => note,
             Self::NoAtomics => "the device has no atomics (atomic_cap none)",
             Self::UnknownCap => "ib_core reported an atomic capability it does not define; taken as none",
+            Self::Refused => "the driver refused an atomic work request (EOPNOTSUPP); atomics through mlx_ext are off",
         }
     }
 }
@@ -370,9 +399,43 @@ mod tests {
             Reason::Driver("y"),
             Reason::NoAtomics,
             Reason::UnknownCap,
+            Reason::Refused,
         ] {
             assert!(!r.text().is_empty());
         }
         assert_eq!(Reason::None.text(), "");
+    }
+
+    #[test]
+    fn refusal_downgrades_unknown_drivers_only() {
+        // The simulator's cx4 (unknown driver, standard atomics): emulated,
+        // then unavailable with the reason, caps unchanged.
+        let cx4 = Record::derive(&facts(0, 4115, 1, 0));
+        let down = cx4.after_refusal().unwrap();
+        assert_eq!(
+            (down.mode, down.reason, down.atomic_cap, down.posts.standard),
+            (
+                MaskedMode::Unavailable,
+                Reason::Refused,
+                AtomicCap::Hca,
+                false
+            )
+        );
+        // Once: a downgraded record does not change again.
+        assert_eq!(down.after_refusal(), None);
+        // Unknown native driver too.
+        assert!(Record::derive(&facts(0, 4099, 1, 1))
+            .after_refusal()
+            .is_some());
+        // Known drivers: the rules already say what they post.
+        for f in [
+            facts(DRIVER_RXE, 0, 1, 0),
+            facts(DRIVER_MLX4, 4099, 1, 1),
+            facts(DRIVER_MLX5, 4115, 1, 0),
+        ] {
+            assert_eq!(Record::derive(&f).after_refusal(), None);
+        }
+        // Nothing to take away from a device without atomics.
+        assert_eq!(Record::derive(&facts(0, 1, 0, 0)).after_refusal(), None);
     }
 }

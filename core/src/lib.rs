@@ -9,6 +9,7 @@
 
 #![no_std]
 
+pub mod api;
 pub mod atomics;
 pub mod caps;
 pub mod guid;

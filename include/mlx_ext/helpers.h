@@ -148,6 +148,40 @@ unsigned long mlx_ext_spin_lock_irqsave(spinlock_t *lock);
 void mlx_ext_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
 
 /*
+ * The client side of verbs, for mlx_ext's ULP API (rust/ib/ulp.rs): the
+ * static inline wrappers of include/rdma/ib_verbs.h.
+ */
+
+/** mlx_ext_ib_get_client_data - ib_get_client_data() */
+void *mlx_ext_ib_get_client_data(struct ib_device *dev, struct ib_client *client);
+
+/** mlx_ext_ib_create_qp - ib_create_qp(), named for this module */
+struct ib_qp *mlx_ext_ib_create_qp(struct ib_pd *pd,
+				   struct ib_qp_init_attr *attr);
+
+/** mlx_ext_ib_destroy_qp - ib_destroy_qp() */
+int mlx_ext_ib_destroy_qp(struct ib_qp *qp);
+
+/** mlx_ext_ib_post_send - ib_post_send() of the one work request @wr */
+int mlx_ext_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr);
+
+/**
+ * mlx_ext_ib_cq_usable - whether @cq delivers completions to ib_cqe done
+ * callbacks by itself: made by ib_alloc_cq() or the CQ pool, and not
+ * IB_POLL_DIRECT
+ */
+bool mlx_ext_ib_cq_usable(const struct ib_cq *cq);
+
+/**
+ * mlx_ext_ib_dma_map_reply - map the 8-byte reply buffer @buf for @dev to
+ * write (DMA_FROM_DEVICE) at *@addr; 0 or -ENOMEM
+ */
+int mlx_ext_ib_dma_map_reply(struct ib_device *dev, void *buf, u64 *addr);
+
+/** mlx_ext_ib_dma_unmap_reply - undo mlx_ext_ib_dma_map_reply() */
+void mlx_ext_ib_dma_unmap_reply(struct ib_device *dev, u64 addr);
+
+/*
  * The simulator's bus (mlx_ext_sim.ko only): /sys/bus/mlx_ext_sim/ with the
  * control files new_device and del_device, and one struct device on it per
  * simulated adapter, the parent of its ib_device.

@@ -3,5 +3,6 @@
 #include <linux/kobject.h>
 #include <rdma/ib_verbs.h>
 #include <mlx_ext/helpers.h>
+#include <mlx_ext/mlx_ext.h>
 #include <linux/delay.h>
 #include <linux/workqueue.h>

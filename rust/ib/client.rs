@@ -240,3 +240,26 @@ unsafe extern "C" fn remove_callback<T: Client>(
     T::remove(dev, &slot.data, &slot.name);
     drop(slot);
 }
+
+/// The data client `T` keeps for `dev`, if its `add` succeeded.
+#[cfg(not(mlx_ext_provider))]
+///
+/// # Safety
+///
+/// The caller knows that `T`'s `remove` for `dev` cannot run before the
+/// returned reference is last used (for instance: it runs inside another
+/// client's add..remove window for `dev`, and that client registered after
+/// `T`), and that `dev` is valid.
+pub(super) unsafe fn data_of<'a, T: Client>(
+    dev: *mut bindings::ib_device,
+) -> Option<&'a T::DeviceData> {
+    if !T::vtable().registered.load(Ordering::Acquire) {
+        return None;
+    }
+    // SAFETY: `dev` is valid and the vtable registered (checked above);
+    // the helper is an `xa_load` of the client's slot.
+    let slot = unsafe { bindings::mlx_ext_ib_get_client_data(dev, T::vtable().as_raw()) };
+    // SAFETY: a non-null slot is the `Slot<T>` `add_callback` stored, freed
+    // only by `remove_callback`, which by the caller's contract comes later.
+    (!slot.is_null()).then(|| unsafe { &(*slot.cast::<Slot<T>>()).data })
+}

@@ -30,6 +30,9 @@ pub mod driver;
 mod file;
 pub mod sync;
 pub mod sysfs;
+/// The ULP API's verbs and entry points: mlx_ext.ko only.
+#[cfg(not(mlx_ext_provider))]
+pub mod ulp;
 #[cfg(mlx_ext_provider)]
 pub mod wq;
 

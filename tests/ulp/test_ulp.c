@@ -26,6 +26,23 @@
  *	"port_err N port_active M": the port events the ULP's event handler
  *	saw on DEV.
  *
+ *   api DEV[:DEV2] POLL SEED COUNT KIND FLAGS
+ *	As "atomics", but through mlx_ext's ULP API (include/mlx_ext/mlx_ext.h):
+ *	the requester QP is made by mlx_ext_create_qp() with FLAGS (none or
+ *	be: MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY) and every operation goes
+ *	through mlx_ext_atomic(); the responses are in host order. Result
+ *	"ok DIGEST attempts N" (N work requests in all) or "err STAGE CODE".
+ *   apiflags DEV
+ *	The API's refusals and flag rules, one "CASE RESULT" line each.
+ *   hold DEV N [api]
+ *	With "api", the N operations are masked fetch-and-adds posted with
+ *	mlx_ext_post_atomic() (emulated where the device has no masked
+ *	atomics); "release DEV" or the device's removal destroys the QP with
+ *	mlx_ext_destroy_qp(), which must finish every one.
+ *   apistats
+ *	"posted P done D ok O canceled C shutdown S other X": the API
+ *	operations "hold" posted and the outcomes their callbacks reported.
+ *
  * POLL is the CQ's poll context: direct, softirq, workqueue or unbound.
  */
 
@@ -39,6 +56,7 @@
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
+#include <mlx_ext/mlx_ext.h>
 
 #define NWORDS 8
 #define TIMEOUT_MS 5000
@@ -58,6 +76,8 @@ struct loop {
 	struct ib_pd *pd, *pd_b;
 	struct ib_cq *cq, *cq_b;
 	struct ib_qp *qa, *qb;
+	/* qa's owner when made through mlx_ext's API */
+	struct mlx_ext_qp *xqa;
 	/* Out of RESET: there is something to drain (RESET -> ERR is not a
 	 * transition the IB specification allows).
 	 */
@@ -214,6 +234,11 @@ static int connect_qp(struct ib_qp *qp, struct ib_qp *dest, int access, bool *li
 
 static void loop_destroy(struct loop *l)
 {
+	if (l->xqa) {
+		/* ERR, drain, every mlx_ext operation finished, destroy. */
+		mlx_ext_destroy_qp(l->xqa);
+		l->qa = NULL;
+	}
 	if (l->qa) {
 		if (l->qa_live)
 			ib_drain_qp(l->qa);
@@ -280,7 +305,8 @@ static int loop_register(struct loop *l, int access)
 /* Makes one side: PD, CQ and RC QP on @dev. */
 static const char *side_setup(struct ib_device *dev, enum ib_poll_context poll,
 			      struct ib_pd **pd, struct ib_cq **cq,
-			      struct ib_qp **qp, int *err)
+			      struct ib_qp **qp, struct mlx_ext_qp **xqp,
+			      u32 api_flags, int *err)
 {
 	struct ib_qp_init_attr init = {};
 
@@ -304,6 +330,17 @@ static const char *side_setup(struct ib_device *dev, enum ib_poll_context poll,
 	init.cap.max_recv_sge = 1;
 	init.sq_sig_type = IB_SIGNAL_REQ_WR;
 	init.qp_type = IB_QPT_RC;
+	if (xqp) {
+		init.create_flags = api_flags;
+		*xqp = mlx_ext_create_qp(*pd, &init);
+		if (IS_ERR(*xqp)) {
+			*err = PTR_ERR(*xqp);
+			*xqp = NULL;
+			return "qp";
+		}
+		*qp = mlx_ext_qp_ib(*xqp);
+		return NULL;
+	}
 	*qp = ib_create_qp(*pd, &init);
 	if (IS_ERR(*qp)) {
 		*err = PTR_ERR(*qp);
@@ -316,9 +353,10 @@ static const char *side_setup(struct ib_device *dev, enum ib_poll_context poll,
 /* Sets up requester side A on @dev and responder side B on @dev_b (the
  * same device for a loopback); on error returns the stage that failed.
  */
-static const char *loop_setup(struct loop *l, struct ib_device *dev,
-			      struct ib_device *dev_b, enum ib_poll_context poll,
-			      int qp_access, int mr_access, int *err)
+static const char *loop_setup_api(struct loop *l, struct ib_device *dev,
+				  struct ib_device *dev_b, enum ib_poll_context poll,
+				  int qp_access, int mr_access, bool api,
+				  u32 api_flags, int *err)
 {
 	const char *stage;
 
@@ -330,10 +368,11 @@ static const char *loop_setup(struct loop *l, struct ib_device *dev,
 	*err = -ENOMEM;
 	if (!l->target || !l->reply)
 		return "alloc";
-	stage = side_setup(dev, poll, &l->pd, &l->cq, &l->qa, err);
+	stage = side_setup(dev, poll, &l->pd, &l->cq, &l->qa,
+			   api ? &l->xqa : NULL, api_flags, err);
 	if (stage)
 		return stage;
-	stage = side_setup(dev_b, poll, &l->pd_b, &l->cq_b, &l->qb, err);
+	stage = side_setup(dev_b, poll, &l->pd_b, &l->cq_b, &l->qb, NULL, 0, err);
 	if (stage)
 		return stage;
 	*err = connect_qp(l->qa, l->qb, qp_access, &l->qa_live);
@@ -363,6 +402,14 @@ static const char *loop_setup(struct loop *l, struct ib_device *dev,
 	if (*err)
 		return "reg";
 	return NULL;
+}
+
+static const char *loop_setup(struct loop *l, struct ib_device *dev,
+			      struct ib_device *dev_b, enum ib_poll_context poll,
+			      int qp_access, int mr_access, int *err)
+{
+	return loop_setup_api(l, dev, dev_b, poll, qp_access, mr_access, false,
+			      0, err);
 }
 
 /* Posts one atomic on qa against word @word of the region; waits unless
@@ -469,6 +516,197 @@ out:
 	else
 		snprintf(result, RESULT_MAX, "ok %016llx\n", digest);
 	return 0;
+}
+
+/* The same random operations as run_atomics, through mlx_ext's API. */
+static int run_api(struct ib_device *dev, struct ib_device *dev_b,
+		   enum ib_poll_context poll, u64 seed, u32 count, bool masked,
+		   u32 flags)
+{
+	struct loop l = {};
+	const char *stage;
+	u64 rng = seed, digest = seed, attempts = 0;
+	int err = 0;
+	u32 i, w;
+
+	if (poll == IB_POLL_DIRECT) {
+		snprintf(result, RESULT_MAX, "err poll %d\n", -EINVAL);
+		return 0;
+	}
+	stage = loop_setup_api(&l, dev, dev_b, poll, ALL_ACCESS, ALL_ACCESS, true,
+			       flags, &err);
+	if (stage)
+		goto out;
+	for (w = 0; w < NWORDS; w++)
+		WRITE_ONCE(l.target[w], next_u64(&rng));
+	for (i = 0; i < count; i++) {
+		u64 r = next_u64(&rng), a = next_u64(&rng), b = next_u64(&rng);
+		u64 c = next_u64(&rng), d = next_u64(&rng);
+		bool first = (r >> 8) & 1, take_mem = (r >> 9) & 1;
+		struct mlx_ext_atomic op = {};
+
+		w = r % NWORDS;
+		if (take_mem)
+			a = READ_ONCE(l.target[w]);
+		if (masked)
+			op.opcode = first ? MLX_EXT_MASKED_CMP_SWP :
+					    MLX_EXT_MASKED_FETCH_ADD;
+		else
+			op.opcode = first ? MLX_EXT_ATOMIC_CMP_SWP :
+					    MLX_EXT_ATOMIC_FETCH_ADD;
+		op.size = 8;
+		op.remote_addr = word_addr(&l, w);
+		op.rkey = l.mr->rkey;
+		op.compare_add = a;
+		op.compare_add_mask = c;
+		op.swap = b;
+		op.swap_mask = d;
+		err = mlx_ext_atomic(l.xqa, &op);
+		if (err) {
+			stage = "op";
+			goto out;
+		}
+		/* The raw value is the adapter's bytes: big-endian exactly
+		 * when the QP accepted big-endian replies.
+		 */
+		if (op.raw_response != ((flags & MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY) ?
+					(__force u64)cpu_to_be64(op.response) :
+					op.response)) {
+			stage = "raw";
+			err = -EIO;
+			goto out;
+		}
+		attempts += op.attempts;
+		digest = mix64(digest ^ op.response);
+	}
+	for (w = 0; w < NWORDS; w++)
+		digest = mix64(digest ^ READ_ONCE(l.target[w]));
+out:
+	loop_destroy(&l);
+	if (stage)
+		snprintf(result, RESULT_MAX, "err %s %d\n", stage, err);
+	else
+		snprintf(result, RESULT_MAX, "ok %016llx attempts %llu\n", digest,
+			 attempts);
+	return 0;
+}
+
+/* One operation through the API on a fresh loopback; returns its errno. */
+static int api_one(struct ib_device *dev, enum ib_poll_context poll, u32 flags,
+		   u32 opcode, u32 size, u64 offset, bool no_done)
+{
+	struct mlx_ext_atomic op = {};
+	struct loop l = {};
+	int err = 0;
+
+	if (loop_setup_api(&l, dev, dev, poll, ALL_ACCESS, ALL_ACCESS, true, flags,
+			   &err)) {
+		loop_destroy(&l);
+		return err ? err : -EIO;
+	}
+	op.opcode = opcode;
+	op.size = size;
+	op.remote_addr = word_addr(&l, 0) + offset;
+	op.rkey = l.mr->rkey;
+	op.compare_add = 1;
+	if (no_done)
+		err = mlx_ext_post_atomic(l.xqa, &op, GFP_KERNEL);
+	else
+		err = mlx_ext_atomic(l.xqa, &op);
+	loop_destroy(&l);
+	return err;
+}
+
+/* A QP made without mlx_ext, with mlx_ext's flag: what a driver says. */
+static int plain_with_flag(struct ib_device *dev)
+{
+	struct ib_qp_init_attr init = {};
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	int err = 0;
+
+	pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(pd))
+		return PTR_ERR(pd);
+	cq = ib_alloc_cq(dev, NULL, 16, 0, IB_POLL_WORKQUEUE);
+	if (IS_ERR(cq)) {
+		ib_dealloc_pd(pd);
+		return PTR_ERR(cq);
+	}
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	init.cap.max_send_wr = 4;
+	init.cap.max_recv_wr = 4;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	init.qp_type = IB_QPT_RC;
+	init.create_flags = MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY;
+	qp = ib_create_qp(pd, &init);
+	if (IS_ERR(qp))
+		err = PTR_ERR(qp);
+	else
+		ib_destroy_qp(qp);
+	ib_free_cq(cq);
+	ib_dealloc_pd(pd);
+	return err;
+}
+
+static int run_apiflags(struct ib_device *dev)
+{
+	struct mlx_ext_caps caps;
+	size_t n = 0;
+	int ret;
+
+#define CASE(name, expr) \
+	n += scnprintf(result + n, RESULT_MAX - n, "%s %d\n", name, (expr))
+	result[0] = 0;
+	ret = mlx_ext_query_caps(dev, &caps);
+	CASE("query", ret);
+	if (!ret)
+		n += scnprintf(result + n, RESULT_MAX - n,
+			       "caps %u %u %u %u %u\n", caps.atomic_cap,
+			       caps.masked_atomic_cap, caps.masked_mode,
+			       caps.standard, caps.sizes);
+	CASE("version", mlx_ext_api_version() == MLX_EXT_API_VERSION);
+	CASE("driver_sees_flag", plain_with_flag(dev));
+	CASE("fa_no_flag", api_one(dev, IB_POLL_SOFTIRQ, 0,
+				   MLX_EXT_ATOMIC_FETCH_ADD, 8, 0, false));
+	CASE("fa_flag", api_one(dev, IB_POLL_SOFTIRQ,
+				MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY,
+				MLX_EXT_ATOMIC_FETCH_ADD, 8, 0, false));
+	CASE("mfa_no_flag", api_one(dev, IB_POLL_WORKQUEUE, 0,
+				    MLX_EXT_MASKED_FETCH_ADD, 8, 0, false));
+	CASE("direct_cq", api_one(dev, IB_POLL_DIRECT, 0,
+				  MLX_EXT_ATOMIC_FETCH_ADD, 8, 0, false));
+	CASE("size4", api_one(dev, IB_POLL_SOFTIRQ, 0, MLX_EXT_ATOMIC_FETCH_ADD,
+			      4, 0, false));
+	CASE("size16", api_one(dev, IB_POLL_SOFTIRQ, 0,
+			       MLX_EXT_ATOMIC_FETCH_ADD, 16, 0, false));
+	CASE("misaligned", api_one(dev, IB_POLL_SOFTIRQ, 0,
+				   MLX_EXT_MASKED_CMP_SWP, 8, 4, false));
+	CASE("bad_opcode", api_one(dev, IB_POLL_SOFTIRQ, 0, 7, 8, 0, false));
+	CASE("no_done", api_one(dev, IB_POLL_SOFTIRQ, 0,
+				MLX_EXT_ATOMIC_FETCH_ADD, 8, 0, true));
+#undef CASE
+	return 0;
+}
+
+/* What "hold ... api" posted and what came back. */
+static atomic_t api_posted, api_done, api_ok, api_canceled, api_shutdown,
+	api_other;
+
+static void api_held_done(struct mlx_ext_atomic *op)
+{
+	atomic_inc(&api_done);
+	if (!op->status)
+		atomic_inc(&api_ok);
+	else if (op->status == -ECANCELED)
+		atomic_inc(&api_canceled);
+	else if (op->status == -ESHUTDOWN)
+		atomic_inc(&api_shutdown);
+	else
+		atomic_inc(&api_other);
 }
 
 /* One error case: a fresh loopback, the case's setup, one atomic. */
@@ -583,6 +821,7 @@ struct ulp_dev {
 	struct ib_device *dev;
 	struct loop *held;
 	struct op *ops;
+	struct mlx_ext_atomic *api_ops;
 	struct ib_event_handler events;
 	atomic_t port_err, port_active;
 };
@@ -608,11 +847,13 @@ static void release(struct ulp_dev *d)
 	loop_destroy(d->held);
 	kfree(d->held);
 	kfree(d->ops);
+	kfree(d->api_ops);
 	d->held = NULL;
 	d->ops = NULL;
+	d->api_ops = NULL;
 }
 
-static int hold(struct ulp_dev *d, u32 n)
+static int hold(struct ulp_dev *d, u32 n, bool api)
 {
 	const char *stage;
 	int err = 0;
@@ -624,19 +865,40 @@ static int hold(struct ulp_dev *d, u32 n)
 		return -EINVAL;
 	d->held = kzalloc(sizeof(*d->held), GFP_KERNEL);
 	d->ops = kcalloc(n ? n : 1, sizeof(*d->ops), GFP_KERNEL);
-	if (!d->held || !d->ops) {
+	d->api_ops = kcalloc(n ? n : 1, sizeof(*d->api_ops), GFP_KERNEL);
+	if (!d->held || !d->ops || !d->api_ops) {
 		kfree(d->held);
 		kfree(d->ops);
+		kfree(d->api_ops);
 		d->held = NULL;
 		d->ops = NULL;
+		d->api_ops = NULL;
 		return -ENOMEM;
 	}
-	stage = loop_setup(d->held, d->dev, d->dev, IB_POLL_WORKQUEUE, ALL_ACCESS,
-			   ALL_ACCESS, &err);
-	for (i = 0; !stage && i < n && !err; i++)
-		err = post_atomic(d->held, &d->ops[i], IB_WR_ATOMIC_FETCH_AND_ADD,
-				  word_addr(d->held, 0), d->held->mr->rkey,
-				  sizeof(u64), 1, 0, 0, 0);
+	stage = loop_setup_api(d->held, d->dev, d->dev, IB_POLL_WORKQUEUE,
+			       ALL_ACCESS, ALL_ACCESS, api, 0, &err);
+	for (i = 0; !stage && i < n && !err; i++) {
+		struct mlx_ext_atomic *op = &d->api_ops[i];
+
+		if (!api) {
+			err = post_atomic(d->held, &d->ops[i],
+					  IB_WR_ATOMIC_FETCH_AND_ADD,
+					  word_addr(d->held, 0), d->held->mr->rkey,
+					  sizeof(u64), 1, 0, 0, 0);
+			continue;
+		}
+		/* Masked FA on one word: emulated ones contend. */
+		op->opcode = MLX_EXT_MASKED_FETCH_ADD;
+		op->size = 8;
+		op->remote_addr = word_addr(d->held, 0);
+		op->rkey = d->held->mr->rkey;
+		op->compare_add = 1ULL << (8 * i);
+		op->compare_add_mask = 0x8080808080808080ULL;
+		op->done = api_held_done;
+		err = mlx_ext_post_atomic(d->held->xqa, op, GFP_KERNEL);
+		if (!err)
+			atomic_inc(&api_posted);
+	}
 	if (stage || err) {
 		release(d);
 		return err ? err : -EIO;
@@ -710,6 +972,15 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 		return PTR_ERR(buf);
 	mutex_lock(&ulp_lock);
 	ret = -EINVAL;
+	if (sysfs_streq(buf, "apistats")) {
+		snprintf(result, RESULT_MAX,
+			 "posted %d done %d ok %d canceled %d shutdown %d other %d\n",
+			 atomic_read(&api_posted), atomic_read(&api_done),
+			 atomic_read(&api_ok), atomic_read(&api_canceled),
+			 atomic_read(&api_shutdown), atomic_read(&api_other));
+		ret = 0;
+		goto out;
+	}
 	if (sscanf(buf, "%15s %127s", cmd, name) != 2)
 		goto out;
 	/* DEV or, for atomics, REQUESTER:RESPONDER. */
@@ -722,10 +993,24 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 	if (!d || !d_b)
 		goto out;
 	ret = -EINVAL;
-	if (d_b != d && strcmp(cmd, "atomics"))
+	if (d_b != d && strcmp(cmd, "atomics") && strcmp(cmd, "api"))
 		goto out;
 	ret = -EINVAL;
-	if (!strcmp(cmd, "atomics")) {
+	if (!strcmp(cmd, "api")) {
+		u32 flags = 0;
+
+		if (sscanf(buf, "%*s %*s %15s %llu %u %15s %15s", poll_s, &seed,
+			   &count, kind, reply) != 5 || parse_poll(poll_s, &poll))
+			goto out;
+		if (!strcmp(reply, "be"))
+			flags = MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY;
+		else if (strcmp(reply, "none"))
+			goto out;
+		ret = run_api(d->dev, d_b->dev, poll, seed, count,
+			      !strcmp(kind, "masked"), flags);
+	} else if (!strcmp(cmd, "apiflags")) {
+		ret = run_apiflags(d->dev);
+	} else if (!strcmp(cmd, "atomics")) {
 		if (sscanf(buf, "%*s %*s %15s %llu %u %15s %15s", poll_s, &seed,
 			   &count, kind, reply) != 5 || parse_poll(poll_s, &poll))
 			goto out;
@@ -736,9 +1021,12 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 			goto out;
 		ret = run_errors(d->dev, poll);
 	} else if (!strcmp(cmd, "hold")) {
-		if (sscanf(buf, "%*s %*s %u", &count) != 1)
+		kind[0] = 0;
+		if (sscanf(buf, "%*s %*s %u %15s", &count, kind) < 1)
 			goto out;
-		ret = hold(d, count);
+		if (kind[0] && strcmp(kind, "api"))
+			goto out;
+		ret = hold(d, count, kind[0] != 0);
 		snprintf(result, RESULT_MAX, "%s %d\n", cmd, ret);
 	} else if (!strcmp(cmd, "events")) {
 		ret = 0;

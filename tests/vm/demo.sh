@@ -22,6 +22,17 @@ modprobe mlx_ext || exit 1
 dmesg | grep 'mlx_ext: '
 step "what mlx_ext reports (/sys/class/infiniband/*/mlx_ext/)"
 report
+step "a kernel ULP (tests/ulp/) posts masked atomics through include/mlx_ext/mlx_ext.h"
+ip addr add 10.0.2.15/24 dev eth0 2>/dev/null
+modprobe mlx_ext_test_ulp || exit 1
+ctl=/sys/kernel/debug/mlx_ext_test_ulp/ctl
+for d in "rxe0 none" "mlxsim0 none" "mlxsim1 be" "mlxsim2 none"; do
+	set -- $d
+	echo "api $1 softirq 7 100 masked $2" >$ctl || exit 1
+	echo "$1 ($(cat $IB/$1/mlx_ext/masked_atomic_mode)): 100 random masked CAS/FA: $(cat $ctl)"
+done
+echo "(the VM tests compare the digest with the host's reference arithmetic; attempts counts work requests)"
+rmmod mlx_ext_test_ulp || exit 1
 step "rmmod mlx_ext; rmmod mlx_ext_sim"
 rmmod mlx_ext || exit 1
 ls $IB/rxe0/mlx_ext 2>/dev/null || echo "/sys/class/infiniband/rxe0/mlx_ext removed"

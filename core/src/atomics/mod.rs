@@ -20,6 +20,7 @@ pub mod byteorder;
 pub mod emulation;
 pub mod reference;
 pub mod selftest;
+pub mod wr;
 
 pub use byteorder::{AtomicReply, Be32, Be64, ReplyOrder};
 pub use emulation::{Cas, Emulation, MaskedOp, Step};

@@ -1,0 +1,621 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The rules of mlx_ext's atomic API for kernel ULPs
+//! (`include/mlx_ext/mlx_ext.h`, `Documentation/ulp-api.rst`): which QP
+//! create flags are accepted, how a request becomes work requests on a
+//! device, what each failure returns, and the per-QP guess cache of the
+//! emulation. Pure, so that every rule is tested on the host; the kernel
+//! side only carries the decisions out.
+
+use crate::atomics::wr::{AtomicOp, WcStatus, WrOpcode};
+use crate::atomics::{Emulation, MaskedOp};
+use crate::caps::{AtomicCap, MaskedMode, Record};
+
+/// The API's version, `MLX_EXT_API_VERSION` in the header: the major number
+/// changes when an existing call or structure changes, the minor one when
+/// something is added.
+pub const API_VERSION: (u32, u32) = (1, 0);
+
+/// `MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY`: bit 27 of `ib_qp_init_attr.create_flags`,
+/// in the range upstream reserves for drivers (26..=31), clear of the bits
+/// mlx4 (26, 30, 31) and mlx5 (26) take there (RDMA-NOTES section 2).
+pub const QP_CREATE_ATOMIC_BE_REPLY: u32 = 1 << 27;
+
+/// The create flags bits ib_core reserves for drivers
+/// (`IB_QP_CREATE_RESERVED_START` to `IB_QP_CREATE_RESERVED_END`).
+pub const DRIVER_RESERVED_FLAGS: u32 = 0xfc00_0000;
+
+/// Linux errno values (positive) the API returns, named as in C.
+pub mod errno {
+    /// Input/output error: a completion status with no better errno.
+    pub const EIO: i32 = 5;
+    /// Out of memory.
+    pub const ENOMEM: i32 = 12;
+    /// Permission denied: the remote key does not grant atomic access.
+    pub const EACCES: i32 = 13;
+    /// Bad address: a local protection error on the reply buffer.
+    pub const EFAULT: i32 = 14;
+    /// Invalid argument.
+    pub const EINVAL: i32 = 22;
+    /// Try again: the emulation's bound on attempts was reached.
+    pub const EAGAIN: i32 = 11;
+    /// Operation not supported.
+    pub const EOPNOTSUPP: i32 = 95;
+    /// Connection timed out: the transport gave up (retries exceeded).
+    pub const ETIMEDOUT: i32 = 110;
+    /// Remote I/O error: the responder refused the request as invalid.
+    pub const EREMOTEIO: i32 = 121;
+    /// Operation canceled: flushed (QP in error, being destroyed).
+    pub const ECANCELED: i32 = 125;
+    /// Cannot send after transport endpoint shutdown: the QP is being
+    /// destroyed.
+    pub const ESHUTDOWN: i32 = 108;
+}
+
+/// What mlx_ext remembers of a QP's extended create flags.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QpFlags {
+    /// The ULP created the QP with [`QP_CREATE_ATOMIC_BE_REPLY`]: it accepts
+    /// a device that replies big-endian (mlx_ext converts).
+    pub be_reply: bool,
+}
+
+/// Checks the create flags a ULP gives for a QP on a device with record
+/// `record`. Returns the flags to pass to the driver (mlx_ext's own taken
+/// out: no driver ever sees them) and what to remember, or the errno:
+/// `EINVAL` for [`QP_CREATE_ATOMIC_BE_REPLY`] on a device that is not
+/// `hca_reply_be` (SPEC section 3).
+pub fn create_flags(record: &Record, flags: u32) -> Result<(u32, QpFlags), i32> {
+    let be_reply = flags & QP_CREATE_ATOMIC_BE_REPLY != 0;
+    if be_reply && record.atomic_cap != AtomicCap::HcaReplyBe {
+        return Err(errno::EINVAL);
+    }
+    Ok((flags & !QP_CREATE_ATOMIC_BE_REPLY, QpFlags { be_reply }))
+}
+
+/// The operation a ULP asks for (`enum mlx_ext_atomic_opcode`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Opcode {
+    /// `MLX_EXT_ATOMIC_CMP_SWP`.
+    CmpSwap = 0,
+    /// `MLX_EXT_ATOMIC_FETCH_ADD`.
+    FetchAdd = 1,
+    /// `MLX_EXT_MASKED_CMP_SWP`.
+    MaskedCmpSwap = 2,
+    /// `MLX_EXT_MASKED_FETCH_ADD`.
+    MaskedFetchAdd = 3,
+}
+
+impl Opcode {
+    /// Every opcode, in numeric order.
+    pub const ALL: [Self; 4] = [
+        Self::CmpSwap,
+        Self::FetchAdd,
+        Self::MaskedCmpSwap,
+        Self::MaskedFetchAdd,
+    ];
+
+    /// Converts the header's value.
+    pub fn from_raw(raw: u32) -> Option<Self> {
+        Self::ALL.into_iter().find(|o| *o as u32 == raw)
+    }
+
+    /// The work request opcode of the operation.
+    pub const fn wr_opcode(self) -> WrOpcode {
+        match self {
+            Self::CmpSwap => WrOpcode::AtomicCmpAndSwp,
+            Self::FetchAdd => WrOpcode::AtomicFetchAndAdd,
+            Self::MaskedCmpSwap => WrOpcode::MaskedAtomicCmpAndSwp,
+            Self::MaskedFetchAdd => WrOpcode::MaskedAtomicFetchAndAdd,
+        }
+    }
+}
+
+/// A request as a ULP fills `struct mlx_ext_atomic`: the operands have the
+/// names and meaning of `struct ib_atomic_wr` (SPEC section 2's table).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Request {
+    /// `enum mlx_ext_atomic_opcode`, unchecked.
+    pub opcode: u32,
+    /// The operand size in bytes.
+    pub size: u32,
+    /// The remote word's address.
+    pub remote_addr: u64,
+    /// The remote key of the region holding it.
+    pub rkey: u32,
+    /// Compare (CAS, masked CAS) or add (FA, masked FA).
+    pub compare_add: u64,
+    /// Compare mask (masked CAS) or field boundary (masked FA).
+    pub compare_add_mask: u64,
+    /// Swap value (CAS, masked CAS).
+    pub swap: u64,
+    /// Swap mask (masked CAS).
+    pub swap_mask: u64,
+}
+
+impl Request {
+    /// The operation with its operands, if the opcode is one of the four.
+    pub fn op(&self) -> Option<AtomicOp> {
+        let opcode = Opcode::from_raw(self.opcode)?;
+        AtomicOp::from_wr(
+            opcode.wr_opcode(),
+            self.compare_add,
+            self.compare_add_mask,
+            self.swap,
+            self.swap_mask,
+        )
+    }
+}
+
+/// Why a request is refused at post time, before any work request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// Not one of the four opcodes (`EINVAL`).
+    BadOpcode,
+    /// An operand size other than 4 or 8 bytes (`EINVAL`).
+    BadSize,
+    /// 4-byte operands: part of the API, not carried out yet (`EOPNOTSUPP`).
+    Size4,
+    /// The remote address is not aligned to the operand size (`EINVAL`).
+    Misaligned,
+    /// The device replies big-endian and the QP was created without
+    /// `MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY` (`EOPNOTSUPP`).
+    BeReplyNotAccepted,
+    /// The driver posts no standard atomics for kernel ULPs (`EOPNOTSUPP`).
+    NoStandard,
+    /// Masked atomics are unavailable on the device (`EOPNOTSUPP`).
+    NoMasked,
+}
+
+impl Refusal {
+    /// The errno, positive: the call returns its negation.
+    pub const fn errno(self) -> i32 {
+        match self {
+            Self::BadOpcode | Self::BadSize | Self::Misaligned => errno::EINVAL,
+            Self::Size4 | Self::BeReplyNotAccepted | Self::NoStandard | Self::NoMasked => {
+                errno::EOPNOTSUPP
+            }
+        }
+    }
+
+    /// What was wrong, in words.
+    pub const fn text(self) -> &'static str {
+        match self {
+            Self::BadOpcode => "unknown opcode",
+            Self::BadSize => "operand size must be 8 (or 4)",
+            Self::Size4 => "4-byte atomics are not carried out yet",
+            Self::Misaligned => "remote address not aligned to the operand size",
+            Self::BeReplyNotAccepted => {
+                "the device replies big-endian: create the QP with MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY"
+            }
+            Self::NoStandard => "the driver posts no atomics for kernel ULPs",
+            Self::NoMasked => "masked atomics are unavailable on this device",
+        }
+    }
+}
+
+/// How a request is carried out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// One work request with the request's own opcode and operands.
+    Direct(AtomicOp),
+    /// A masked operation emulated with compare-and-swap work requests.
+    Emulate(MaskedOp),
+}
+
+/// Decides how `req` is carried out on a QP with `flags` of a device whose
+/// record is `record` (after any runtime downgrade), or why it is refused.
+pub fn plan(record: &Record, flags: QpFlags, req: &Request) -> Result<Plan, Refusal> {
+    let op = req.op().ok_or(Refusal::BadOpcode)?;
+    match req.size {
+        8 => {}
+        4 => return Err(Refusal::Size4),
+        _ => return Err(Refusal::BadSize),
+    }
+    if req.remote_addr % 8 != 0 {
+        return Err(Refusal::Misaligned);
+    }
+    if record.atomic_cap == AtomicCap::HcaReplyBe && !flags.be_reply {
+        return Err(Refusal::BeReplyNotAccepted);
+    }
+    match op {
+        AtomicOp::CmpSwap { .. } | AtomicOp::FetchAdd { .. } => {
+            if record.posts.standard {
+                Ok(Plan::Direct(op))
+            } else {
+                Err(Refusal::NoStandard)
+            }
+        }
+        AtomicOp::MaskedCmpSwap {
+            compare,
+            compare_mask,
+            swap,
+            swap_mask,
+        } => masked(
+            record,
+            op,
+            MaskedOp::CmpSwap {
+                compare,
+                compare_mask,
+                swap,
+                swap_mask,
+            },
+        ),
+        AtomicOp::MaskedFetchAdd {
+            add,
+            field_boundary,
+        } => masked(
+            record,
+            op,
+            MaskedOp::FetchAdd {
+                add,
+                field_boundary,
+            },
+        ),
+    }
+}
+
+fn masked(record: &Record, op: AtomicOp, emulated: MaskedOp) -> Result<Plan, Refusal> {
+    match record.mode {
+        MaskedMode::Native => Ok(Plan::Direct(op)),
+        MaskedMode::Emulated => Ok(Plan::Emulate(emulated)),
+        MaskedMode::Unavailable => Err(Refusal::NoMasked),
+    }
+}
+
+/// The compare-and-swap operands of an emulation's next work request.
+pub fn cas_op(emulation: &Emulation) -> AtomicOp {
+    let cas = emulation.cas();
+    AtomicOp::CmpSwap {
+        compare: cas.compare,
+        swap: cas.swap,
+    }
+}
+
+/// The bound on compare-and-swaps of one emulated operation; past it the
+/// operation fails with `EAGAIN` and has not taken place.
+pub const MAX_ATTEMPTS: u32 = 1024;
+
+/// The errno a ULP gets for a work completion status (0 for success).
+pub fn completion_errno(status: u32) -> i32 {
+    match WcStatus::from_raw(status) {
+        Some(WcStatus::Success) => 0,
+        Some(WcStatus::WrFlushErr) => errno::ECANCELED,
+        Some(WcStatus::RemAccessErr) => errno::EACCES,
+        Some(WcStatus::RemInvReqErr) | Some(WcStatus::RemOpErr) => errno::EREMOTEIO,
+        Some(WcStatus::LocLenErr) => errno::EINVAL,
+        Some(WcStatus::LocProtErr) | Some(WcStatus::LocAccessErr) => errno::EFAULT,
+        Some(WcStatus::RetryExcErr)
+        | Some(WcStatus::RnrRetryExcErr)
+        | Some(WcStatus::RespTimeoutErr) => errno::ETIMEDOUT,
+        _ => errno::EIO,
+    }
+}
+
+/// The number of entries of a [`GuessCache`].
+pub const GUESS_ENTRIES: usize = 64;
+
+/// What one QP last learnt of the remote words it operated on: for each
+/// word (by rkey and address), the value it held right after the QP's last
+/// atomic on it. An emulated operation starts from this guess, so that on a
+/// word nobody else changed it costs one compare-and-swap; a wrong or
+/// missing guess costs one more (the failed CAS returns the real value).
+///
+/// Direct-mapped: a word may evict another, which only costs a round trip.
+/// A QP talks to one remote node, so rkey and address name a word.
+#[derive(Clone, Debug)]
+pub struct GuessCache {
+    slots: [Option<(u32, u64, u64)>; GUESS_ENTRIES],
+}
+
+impl Default for GuessCache {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl GuessCache {
+    /// An empty cache.
+    pub const fn new() -> Self {
+        Self {
+            slots: [None; GUESS_ENTRIES],
+        }
+    }
+
+    /// The word's slot: consecutive words of one region never collide
+    /// (up to [`GUESS_ENTRIES`] of them), and regions are spread by rkey.
+    fn slot(rkey: u32, addr: u64) -> usize {
+        let spread = (rkey as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58;
+        ((addr >> 3) ^ spread) as usize % GUESS_ENTRIES
+    }
+
+    /// The guess for the word at `addr` under `rkey`, if one is known.
+    pub fn get(&self, rkey: u32, addr: u64) -> Option<u64> {
+        match self.slots.get(Self::slot(rkey, addr)) {
+            Some(Some((k, a, v))) if *k == rkey && *a == addr => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// Records that the word at `addr` under `rkey` holds `value`.
+    pub fn put(&mut self, rkey: u32, addr: u64, value: u64) {
+        if let Some(s) = self.slots.get_mut(Self::slot(rkey, addr)) {
+            *s = Some((rkey, addr, value));
+        }
+    }
+
+    /// Forgets the word (its operation failed: the value is unknown).
+    pub fn forget(&mut self, rkey: u32, addr: u64) {
+        if let Some(s) = self.slots.get_mut(Self::slot(rkey, addr)) {
+            if matches!(s, Some((k, a, _)) if *k == rkey && *a == addr) {
+                *s = None;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::caps::{DeviceFacts, DRIVER_MLX4, DRIVER_MLX5, DRIVER_RXE};
+
+    fn record(driver_id: u32, part: u32, atomic: u32, masked: u32) -> Record {
+        Record::derive(&DeviceFacts {
+            driver_id,
+            vendor_id: 0x02c9,
+            vendor_part_id: part,
+            atomic_cap: AtomicCap::from_ib(atomic),
+            masked_atomic_cap: AtomicCap::from_ib(masked),
+            host_big_endian: false,
+        })
+    }
+
+    fn rxe() -> Record {
+        record(DRIVER_RXE, 0, 1, 0)
+    }
+    fn cx3() -> Record {
+        record(DRIVER_MLX4, 4099, 1, 1)
+    }
+    fn connectib() -> Record {
+        record(0, 4113, 1, 1)
+    }
+    fn cx4_mlx5() -> Record {
+        record(DRIVER_MLX5, 4115, 1, 0)
+    }
+
+    #[test]
+    fn the_flag_is_bit_27_and_free_on_mlx4_and_mlx5() {
+        assert_eq!(QP_CREATE_ATOMIC_BE_REPLY, 1 << 27);
+        assert_ne!(QP_CREATE_ATOMIC_BE_REPLY & DRIVER_RESERVED_FLAGS, 0);
+        // mlx4: 26 (NETIF), 30, 31 (TUNNEL/PROXY); mlx5: 26.
+        for taken in [26, 30, 31] {
+            assert_ne!(QP_CREATE_ATOMIC_BE_REPLY, 1 << taken);
+        }
+        // Not MLNX_OFED's bit 8, which is IB_QP_CREATE_SCATTER_FCS upstream.
+        assert_ne!(QP_CREATE_ATOMIC_BE_REPLY, 1 << 8);
+    }
+
+    #[test]
+    fn flag_rules() {
+        let f = QP_CREATE_ATOMIC_BE_REPLY;
+        // On a device that is not hca_reply_be: EINVAL.
+        for r in [rxe(), cx3(), cx4_mlx5()] {
+            assert_eq!(create_flags(&r, f), Err(errno::EINVAL));
+            assert_eq!(create_flags(&r, f | 1), Err(errno::EINVAL));
+            assert_eq!(create_flags(&r, 0), Ok((0, QpFlags { be_reply: false })));
+        }
+        // On Connect-IB: accepted, and taken out of what the driver sees;
+        // every other bit passes through (the driver judges them).
+        let cib = connectib();
+        assert_eq!(create_flags(&cib, f), Ok((0, QpFlags { be_reply: true })));
+        assert_eq!(
+            create_flags(&cib, f | (1 << 26) | (1 << 1)),
+            Ok(((1 << 26) | (1 << 1), QpFlags { be_reply: true }))
+        );
+        assert_eq!(create_flags(&cib, 0), Ok((0, QpFlags { be_reply: false })));
+    }
+
+    fn req(opcode: Opcode) -> Request {
+        Request {
+            opcode: opcode as u32,
+            size: 8,
+            remote_addr: 0x1000,
+            rkey: 7,
+            compare_add: 1,
+            compare_add_mask: 2,
+            swap: 3,
+            swap_mask: 4,
+        }
+    }
+
+    #[test]
+    fn opcode_values_are_the_headers() {
+        let v: [u32; 4] = Opcode::ALL.map(|o| o as u32);
+        assert_eq!(v, [0, 1, 2, 3]);
+        assert_eq!(Opcode::from_raw(4), None);
+    }
+
+    /// SPEC section 2's table, as the API reads `struct mlx_ext_atomic`.
+    #[test]
+    fn request_fields_map_as_ib_atomic_wr() {
+        let r = |o| req(o).op().unwrap();
+        assert_eq!(
+            r(Opcode::CmpSwap),
+            AtomicOp::CmpSwap {
+                compare: 1,
+                swap: 3
+            }
+        );
+        assert_eq!(r(Opcode::FetchAdd), AtomicOp::FetchAdd { add: 1 });
+        assert_eq!(
+            r(Opcode::MaskedCmpSwap),
+            AtomicOp::MaskedCmpSwap {
+                compare: 1,
+                compare_mask: 2,
+                swap: 3,
+                swap_mask: 4
+            }
+        );
+        assert_eq!(
+            r(Opcode::MaskedFetchAdd),
+            AtomicOp::MaskedFetchAdd {
+                add: 1,
+                field_boundary: 2
+            }
+        );
+    }
+
+    #[test]
+    fn plans_by_device() {
+        let none = QpFlags::default();
+        let be = QpFlags { be_reply: true };
+        let mcas = MaskedOp::CmpSwap {
+            compare: 1,
+            compare_mask: 2,
+            swap: 3,
+            swap_mask: 4,
+        };
+        let mfa = MaskedOp::FetchAdd {
+            add: 1,
+            field_boundary: 2,
+        };
+        // rxe: standard direct, masked emulated.
+        let r = rxe();
+        assert!(matches!(
+            plan(&r, none, &req(Opcode::CmpSwap)),
+            Ok(Plan::Direct(_))
+        ));
+        assert!(matches!(
+            plan(&r, none, &req(Opcode::FetchAdd)),
+            Ok(Plan::Direct(_))
+        ));
+        assert_eq!(
+            plan(&r, none, &req(Opcode::MaskedCmpSwap)),
+            Ok(Plan::Emulate(mcas))
+        );
+        assert_eq!(
+            plan(&r, none, &req(Opcode::MaskedFetchAdd)),
+            Ok(Plan::Emulate(mfa))
+        );
+        // cx3: all direct.
+        for o in Opcode::ALL {
+            assert!(matches!(plan(&cx3(), none, &req(o)), Ok(Plan::Direct(_))));
+        }
+        // Connect-IB: refused without the flag, direct with it.
+        for o in Opcode::ALL {
+            assert_eq!(
+                plan(&connectib(), none, &req(o)),
+                Err(Refusal::BeReplyNotAccepted)
+            );
+            assert!(matches!(
+                plan(&connectib(), be, &req(o)),
+                Ok(Plan::Direct(_))
+            ));
+        }
+        // mlx5_ib: nothing.
+        assert_eq!(
+            plan(&cx4_mlx5(), none, &req(Opcode::CmpSwap)),
+            Err(Refusal::NoStandard)
+        );
+        assert_eq!(
+            plan(&cx4_mlx5(), none, &req(Opcode::MaskedFetchAdd)),
+            Err(Refusal::NoMasked)
+        );
+    }
+
+    #[test]
+    fn bad_requests() {
+        let none = QpFlags::default();
+        let mut r = req(Opcode::FetchAdd);
+        r.opcode = 9;
+        assert_eq!(plan(&cx3(), none, &r), Err(Refusal::BadOpcode));
+        let mut r = req(Opcode::FetchAdd);
+        r.size = 4;
+        assert_eq!(plan(&cx3(), none, &r), Err(Refusal::Size4));
+        for size in [0, 1, 2, 3, 5, 16, u32::MAX] {
+            r.size = size;
+            assert_eq!(plan(&cx3(), none, &r), Err(Refusal::BadSize));
+        }
+        let mut r = req(Opcode::MaskedCmpSwap);
+        for off in 1..8 {
+            r.remote_addr = 0x1000 + off;
+            assert_eq!(plan(&rxe(), none, &r), Err(Refusal::Misaligned));
+        }
+        assert_eq!(Refusal::Size4.errno(), errno::EOPNOTSUPP);
+        assert_eq!(Refusal::Misaligned.errno(), errno::EINVAL);
+        assert_eq!(Refusal::BeReplyNotAccepted.errno(), 95);
+        for x in [
+            Refusal::BadOpcode,
+            Refusal::BadSize,
+            Refusal::Size4,
+            Refusal::Misaligned,
+            Refusal::BeReplyNotAccepted,
+            Refusal::NoStandard,
+            Refusal::NoMasked,
+        ] {
+            assert!(!x.text().is_empty());
+        }
+    }
+
+    #[test]
+    fn completion_errnos() {
+        let e = |s: WcStatus| completion_errno(s as u32);
+        assert_eq!(e(WcStatus::Success), 0);
+        assert_eq!(e(WcStatus::WrFlushErr), 125);
+        assert_eq!(e(WcStatus::RemAccessErr), 13);
+        assert_eq!(e(WcStatus::RemInvReqErr), 121);
+        assert_eq!(e(WcStatus::RetryExcErr), 110);
+        assert_eq!(e(WcStatus::LocLenErr), 22);
+        assert_eq!(e(WcStatus::LocProtErr), 14);
+        assert_eq!(e(WcStatus::GeneralErr), 5);
+        assert_eq!(completion_errno(99), 5);
+    }
+
+    #[test]
+    fn emulation_cas_is_the_guess_and_the_op_applied() {
+        let op = MaskedOp::FetchAdd {
+            add: 0x0101,
+            field_boundary: 0x80,
+        };
+        let e = Emulation::with_max_attempts(op, 0x00ff, MAX_ATTEMPTS);
+        assert_eq!(
+            cas_op(&e),
+            AtomicOp::CmpSwap {
+                compare: 0x00ff,
+                swap: 0x0100
+            }
+        );
+    }
+
+    #[test]
+    fn guess_cache() {
+        let mut c = GuessCache::new();
+        assert_eq!(c.get(1, 8), None);
+        c.put(1, 8, 42);
+        assert_eq!(c.get(1, 8), Some(42));
+        assert_eq!(c.get(2, 8), None);
+        assert_eq!(c.get(1, 16), None);
+        c.put(1, 8, 43);
+        assert_eq!(c.get(1, 8), Some(43));
+        c.forget(1, 8);
+        assert_eq!(c.get(1, 8), None);
+        // Consecutive words of one region all fit, from any start.
+        for base in [0x4000u64, 0x4008, 0xfff8] {
+            let mut c = GuessCache::new();
+            for w in 0..GUESS_ENTRIES as u64 {
+                c.put(5, base + 8 * w, w);
+            }
+            for w in 0..GUESS_ENTRIES as u64 {
+                assert_eq!(c.get(5, base + 8 * w), Some(w));
+            }
+        }
+        for w in 0..8u64 {
+            c.put(5, 0x4000 + 8 * w, w);
+        }
+        // Forgetting another word leaves a slot alone.
+        let before = c.get(5, 0x4000);
+        c.forget(9, 0x4000);
+        assert_eq!(c.get(5, 0x4000), before);
+    }
+}

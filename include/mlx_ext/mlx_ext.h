@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * mlx_ext: masked atomics and big-endian atomic replies for in-kernel RDMA
+ * ULPs. The guide, with a complete example, is Documentation/ulp-api.rst.
+ *
+ * Compatibility: MLX_EXT_API_VERSION is (major << 16 | minor). Within one
+ * major version, calls, structures and values only grow: a ULP built
+ * against 1.x works with every 1.y where y >= x. New fields of struct
+ * mlx_ext_atomic and struct mlx_ext_caps are only added at their end, and
+ * only where a zeroed value means "as before". A ULP can check
+ * mlx_ext_api_version() at run time.
+ *
+ * Contexts: mlx_ext_query_caps() and mlx_ext_post_atomic() may be called
+ * from any context ib_post_send() may (with a gfp_t that suits it);
+ * mlx_ext_create_qp(), mlx_ext_destroy_qp() and mlx_ext_atomic() sleep.
+ * Every call on a device must come from a ULP that is an ib_client, between
+ * its add and remove callbacks for that device (mlx_ext's own per-device
+ * state lives from before the former until after the latter).
+ */
+#ifndef _MLX_EXT_MLX_EXT_H
+#define _MLX_EXT_MLX_EXT_H
+
+#include <linux/build_bug.h>
+#include <linux/types.h>
+#include <rdma/ib_verbs.h>
+
+#define MLX_EXT_API_VERSION_MAJOR 1
+#define MLX_EXT_API_VERSION_MINOR 0
+#define MLX_EXT_API_VERSION \
+	((MLX_EXT_API_VERSION_MAJOR << 16) | MLX_EXT_API_VERSION_MINOR)
+
+/**
+ * mlx_ext_api_version - the MLX_EXT_API_VERSION the loaded mlx_ext was
+ * built with
+ */
+u32 mlx_ext_api_version(void);
+
+/*
+ * QP create flag: the ULP accepts atomic replies from an adapter that
+ * writes them big-endian on this little-endian host (Connect-IB; the
+ * device's cap is MLX_EXT_ATOMIC_HCA_REPLY_BE). mlx_ext then converts every
+ * response to host order and keeps the raw value in raw_response. Bit 27,
+ * in the range ib_core reserves for drivers, clear of the bits mlx4 and mlx5
+ * use there. Only mlx_ext_create_qp() knows it: it is taken out before
+ * ib_create_qp(), so no driver sees it. -EINVAL on any other device.
+ */
+#define MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY (1U << 27)
+static_assert(MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY ==
+	      ((u32)IB_QP_CREATE_RESERVED_START << 1));
+
+/* A device's atomic capability, as /sys/class/infiniband/<dev>/mlx_ext/ */
+enum mlx_ext_atomic_cap {
+	MLX_EXT_ATOMIC_NONE = 0,	/* IB_ATOMIC_NONE */
+	MLX_EXT_ATOMIC_HCA = 1,		/* IB_ATOMIC_HCA */
+	MLX_EXT_ATOMIC_GLOB = 2,	/* IB_ATOMIC_GLOB */
+	MLX_EXT_ATOMIC_HCA_REPLY_BE = 3,	/* HCA, reply big-endian */
+};
+
+/* How masked atomics posted through mlx_ext are carried out on a device */
+enum mlx_ext_masked_mode {
+	MLX_EXT_MASKED_NATIVE = 0,	/* one masked work request */
+	MLX_EXT_MASKED_EMULATED = 1,	/* compare-and-swap loop */
+	MLX_EXT_MASKED_UNAVAILABLE = 2,	/* refused: -EOPNOTSUPP */
+};
+
+/* Operand sizes, as a bit mask of sizes in bytes (MLNX_OFED's style) */
+#define MLX_EXT_ATOMIC_SIZE_8 (1U << 3)
+
+/**
+ * struct mlx_ext_caps - a device's capability record
+ * @atomic_cap: standard atomics (the device: silicon and driver)
+ * @masked_atomic_cap: masked atomics (the device)
+ * @masked_mode: what a ULP gets through mlx_ext; may drop to
+ *               MLX_EXT_MASKED_UNAVAILABLE at run time (a driver mlx_ext does
+ *               not know refused an atomic work request)
+ * @standard: non-zero if standard atomics posted through mlx_ext work
+ * @sizes: operand sizes carried out (MLX_EXT_ATOMIC_SIZE_*)
+ */
+struct mlx_ext_caps {
+	enum mlx_ext_atomic_cap atomic_cap;
+	enum mlx_ext_atomic_cap masked_atomic_cap;
+	enum mlx_ext_masked_mode masked_mode;
+	u32 standard;
+	u32 sizes;
+};
+
+/**
+ * mlx_ext_query_caps - fill @caps with @dev's record
+ *
+ * Returns 0, or -ENODEV if mlx_ext has no record of @dev (it failed to add
+ * it, which it logged).
+ */
+int mlx_ext_query_caps(struct ib_device *dev, struct mlx_ext_caps *caps);
+
+struct mlx_ext_qp;
+
+/**
+ * mlx_ext_create_qp - create an RC QP in @pd that mlx_ext can post atomics on
+ * @attr: as for ib_create_qp(), plus mlx_ext's create flags. @attr->send_cq
+ *        must come from ib_alloc_cq() (or the CQ pool), not IB_POLL_DIRECT.
+ *        Reserve in @attr->cap.max_send_wr one work request per mlx_ext
+ *        operation you keep in flight: each has at most one posted at a time.
+ *
+ * As ib_create_qp() does, it writes the capabilities granted back into
+ * @attr->cap. The returned QP owns its struct ib_qp: use mlx_ext_qp_ib() to modify it and
+ * to post your own work requests, never ib_destroy_qp(). Returns an ERR_PTR:
+ * -EINVAL for MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY on a device whose cap is not
+ * MLX_EXT_ATOMIC_HCA_REPLY_BE, or for a send CQ that is IB_POLL_DIRECT or not
+ * from ib_alloc_cq(), or a QP type other than IB_QPT_RC; -ENODEV as
+ * mlx_ext_query_caps(); -ENOMEM; or what ib_create_qp() returned.
+ */
+struct mlx_ext_qp *mlx_ext_create_qp(struct ib_pd *pd,
+				     struct ib_qp_init_attr *attr);
+
+/**
+ * mlx_ext_qp_ib - the struct ib_qp of @qp
+ */
+struct ib_qp *mlx_ext_qp_ib(struct mlx_ext_qp *qp);
+
+/**
+ * mlx_ext_destroy_qp - move @qp to ERR, drain it, and destroy it
+ *
+ * Every mlx_ext operation still pending completes first, with -ECANCELED
+ * (flushed) or -ESHUTDOWN (an emulated operation stopped between two of its
+ * work requests); so do your own work requests (flushed). Afterwards no
+ * callback runs for @qp. Sleeps.
+ */
+void mlx_ext_destroy_qp(struct mlx_ext_qp *qp);
+
+/* The operations; operands as struct ib_atomic_wr names them */
+enum mlx_ext_atomic_opcode {
+	MLX_EXT_ATOMIC_CMP_SWP = 0,	/* compare_add = compare, swap */
+	MLX_EXT_ATOMIC_FETCH_ADD = 1,	/* compare_add = add */
+	MLX_EXT_MASKED_CMP_SWP = 2,	/* compare_add = compare,
+					 * compare_add_mask = compare mask,
+					 * swap, swap_mask */
+	MLX_EXT_MASKED_FETCH_ADD = 3,	/* compare_add = add,
+					 * compare_add_mask = field boundary */
+};
+
+struct mlx_ext_atomic;
+
+typedef void (*mlx_ext_atomic_done_t)(struct mlx_ext_atomic *op);
+
+/**
+ * struct mlx_ext_atomic - one atomic operation on a remote 8-byte word
+ *
+ * Filled by the ULP (zero it first):
+ * @opcode: enum mlx_ext_atomic_opcode
+ * @size: operand size in bytes: 8 (4 returns -EOPNOTSUPP for now)
+ * @remote_addr: the word's address, aligned to @size
+ * @rkey: the remote key of the region holding it (remote atomic access)
+ * @compare_add, @compare_add_mask, @swap, @swap_mask: the operands
+ * @done: called once when the operation is over, from the send CQ's
+ *        context (softirq or work item); may post again, may not sleep.
+ *        Not called when mlx_ext_post_atomic() returns an error.
+ * @context: the ULP's, untouched
+ *
+ * Filled by mlx_ext before @done:
+ * @status: 0, or a negative errno: -ECANCELED flushed (QP in error or being
+ *          destroyed), -ESHUTDOWN stopped by mlx_ext_destroy_qp() between
+ *          two compare-and-swaps of an emulation (not carried out),
+ *          -EACCES remote access refused (rkey, rights, bounds), -EREMOTEIO
+ *          invalid request at the responder, -ETIMEDOUT transport retries
+ *          exceeded, -EAGAIN an emulation that lost the race to other
+ *          writers 1024 times (not carried out: post it again), -ENOMEM or
+ *          -EOPNOTSUPP from posting a further compare-and-swap, -EIO other
+ * @wc_status: the ib_wc_status of the last work completion (IB_WC_SUCCESS
+ *             when @status is not from a completion)
+ * @response: the word's value before the operation, in host order
+ * @raw_response: the 8 bytes the adapter wrote, unconverted: big-endian on
+ *                a MLX_EXT_ATOMIC_HCA_REPLY_BE device, host order elsewhere
+ *                (a native load of the reply buffer)
+ * @attempts: work requests the operation took (1 unless emulated)
+ *
+ * The structure belongs to mlx_ext from a successful mlx_ext_post_atomic()
+ * until @done is called.
+ */
+struct mlx_ext_atomic {
+	u32 opcode;
+	u32 size;
+	u64 remote_addr;
+	u32 rkey;
+	u32 reserved0;
+	u64 compare_add;
+	u64 compare_add_mask;
+	u64 swap;
+	u64 swap_mask;
+	mlx_ext_atomic_done_t done;
+	void *context;
+
+	int status;
+	u32 wc_status;
+	u64 response;
+	u64 raw_response;
+	u32 attempts;
+	u32 reserved1;
+};
+
+/**
+ * mlx_ext_post_atomic - start @op on @qp; @op->done tells the outcome
+ * @gfp: for mlx_ext's own state of the operation (GFP_ATOMIC where the
+ *       caller cannot sleep)
+ *
+ * Returns 0, or a negative errno and @op->done is not called: -EINVAL (a
+ * bad opcode or size, a misaligned address, no @done), -EOPNOTSUPP (4-byte
+ * operands; masked atomics unavailable on the device, or standard ones not
+ * posted by its driver; a big-endian-reply device and a QP created without
+ * MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY), -ESHUTDOWN (the QP is being
+ * destroyed), -ENOMEM, or what ib_post_send() returned.
+ *
+ * Ordering: a native or standard operation is one work request, ordered
+ * with the QP's other work requests as any atomic is. An emulated masked
+ * operation is a series of compare-and-swaps, each posted when the previous
+ * one completed: it takes effect at its last one, so work requests posted
+ * after this call may execute before it takes effect. Wait for @done where
+ * order matters.
+ */
+int mlx_ext_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
+			gfp_t gfp);
+
+/**
+ * mlx_ext_atomic - carry @op out on @qp and wait for it; sleeps
+ *
+ * @op->done and @op->context are mlx_ext's for the call. Returns
+ * @op->status (or mlx_ext_post_atomic()'s error); the response is in
+ * @op->response.
+ */
+int mlx_ext_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op);
+
+#endif /* _MLX_EXT_MLX_EXT_H */

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The exported ULP API of include/mlx_ext/mlx_ext.h. mlx_ext_atomic() and
+ * the gfp_t step of mlx_ext_post_atomic() are here; the rest is defined in Rust (rust/ib/ulp.rs, export_atomic_api!)
+ * and only exported here, as the kernel's own rust/exports.c does; the
+ * prototypes the header gives are the ones the Rust side implements.
+ */
+
+#include <linux/completion.h>
+#include <linux/export.h>
+#include <linux/gfp.h>
+#include <mlx_ext/mlx_ext.h>
+
+EXPORT_SYMBOL_GPL(mlx_ext_api_version);
+EXPORT_SYMBOL_GPL(mlx_ext_query_caps);
+EXPORT_SYMBOL_GPL(mlx_ext_create_qp);
+EXPORT_SYMBOL_GPL(mlx_ext_qp_ib);
+EXPORT_SYMBOL_GPL(mlx_ext_destroy_qp);
+
+/* Rust, rust/ib/ulp.rs: mlx_ext_post_atomic() with the gfp_t reduced to
+ * what mlx_ext's allocation needs to know.
+ */
+int mlx_ext_rs_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
+			   bool can_sleep);
+
+int mlx_ext_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
+			gfp_t gfp)
+{
+	return mlx_ext_rs_post_atomic(qp, op, gfpflags_allow_blocking(gfp));
+}
+EXPORT_SYMBOL_GPL(mlx_ext_post_atomic);
+
+static void mlx_ext_atomic_done(struct mlx_ext_atomic *op)
+{
+	complete(op->context);
+}
+
+int mlx_ext_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op)
+{
+	DECLARE_COMPLETION_ONSTACK(done);
+	int ret;
+
+	might_sleep();
+	op->done = mlx_ext_atomic_done;
+	op->context = &done;
+	ret = mlx_ext_post_atomic(qp, op, GFP_KERNEL);
+	if (ret)
+		return ret;
+	/* Always comes: a completion, a flush, or mlx_ext_destroy_qp(). */
+	wait_for_completion(&done);
+	return op->status;
+}
+EXPORT_SYMBOL_GPL(mlx_ext_atomic);

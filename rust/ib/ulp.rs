@@ -1,0 +1,625 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The client side of verbs that mlx_ext's ULP API needs (a QP it owns,
+//! atomic work requests with their own `ib_cqe` and reply buffer), and the
+//! API's C entry points (`include/mlx_ext/mlx_ext.h`), which
+//! [`crate::export_atomic_api`] generates for an [`AtomicApi`].
+//!
+//! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
+
+use super::{bindings, Client, Device};
+use crate::atomics::{wr::AtomicOp, AtomicReply};
+use core::{
+    cell::UnsafeCell,
+    mem::{offset_of, MaybeUninit},
+    ptr::NonNull,
+    sync::atomic::{AtomicBool, Ordering},
+};
+use kernel::{
+    alloc::Flags,
+    error::{from_err_ptr, to_result},
+    ffi::{c_int, c_void},
+    prelude::*,
+    sync::Arc,
+    types::Opaque,
+};
+
+/// A protection domain a ULP passed in, borrowed for the call.
+#[repr(transparent)]
+pub struct Pd(Opaque<bindings::ib_pd>);
+
+impl Pd {
+    /// The device the PD belongs to.
+    pub fn device(&self) -> &Device {
+        // SAFETY: a ULP's PD belongs to a registered device, which outlives
+        // it; its `attrs` were filled before registration (Device's
+        // invariant).
+        unsafe { Device::from_raw((*self.0.get()).device) }
+    }
+}
+
+/// The attributes a ULP gave for a new QP: a copy mlx_ext may edit before
+/// it passes them on.
+pub struct QpInit(bindings::ib_qp_init_attr);
+
+impl QpInit {
+    /// `create_flags`.
+    pub fn create_flags(&self) -> u32 {
+        self.0.create_flags
+    }
+
+    /// Sets `create_flags`.
+    pub fn set_create_flags(&mut self, flags: u32) {
+        self.0.create_flags = flags;
+    }
+
+    /// Whether the QP is a reliable connected one.
+    pub fn is_rc(&self) -> bool {
+        self.0.qp_type == bindings::ib_qp_type_IB_QPT_RC
+    }
+
+    /// Whether the send CQ calls `ib_cqe` done callbacks by itself: from
+    /// `ib_alloc_cq` or the CQ pool, and not `IB_POLL_DIRECT`.
+    pub fn send_cq_usable(&self) -> bool {
+        // SAFETY: the helper only reads the CQ the ULP passed, if any; a
+        // ULP's CQ is valid while it creates a QP with it.
+        unsafe { bindings::mlx_ext_ib_cq_usable(self.0.send_cq) }
+    }
+}
+
+/// A QP mlx_ext created for a ULP and owns.
+pub struct Qp {
+    raw: NonNull<bindings::ib_qp>,
+    destroyed: AtomicBool,
+}
+
+// SAFETY: verbs on one QP may be called from any thread (drivers lock their
+// queues); `destroyed` is atomic.
+unsafe impl Send for Qp {}
+// SAFETY: as above.
+unsafe impl Sync for Qp {}
+
+impl Qp {
+    /// `ib_create_qp` in `pd`; copies the capabilities the driver granted
+    /// back into `init`.
+    pub fn create(pd: &Pd, init: &mut QpInit) -> Result<Self> {
+        // SAFETY: `pd` is a valid PD (the ULP's) and `init.0` a valid,
+        // writable `ib_qp_init_attr` whose CQs are the ULP's.
+        let raw = from_err_ptr(unsafe { bindings::mlx_ext_ib_create_qp(pd.0.get(), &mut init.0) })?;
+        Ok(Self {
+            raw: NonNull::new(raw).ok_or(ENOMEM)?,
+            destroyed: AtomicBool::new(false),
+        })
+    }
+
+    /// The `struct ib_qp`, for the ULP.
+    pub fn as_ptr(&self) -> *mut c_void {
+        self.raw.as_ptr().cast()
+    }
+
+    fn device_raw(&self) -> *mut bindings::ib_device {
+        // SAFETY: the QP is valid until `destroy`, which takes the last use.
+        unsafe { (*self.raw.as_ptr()).device }
+    }
+
+    /// Posts the atomic `op` on `remote_addr` under `rkey`, signalled, with
+    /// `req`'s own `ib_cqe` and reply buffer: [`Handler::done`] gets `req`
+    /// back with the completion. On failure `req` comes back at once.
+    pub fn post_atomic<T: Handler>(
+        &self,
+        req: Request<T>,
+        op: AtomicOp,
+        remote_addr: u64,
+        rkey: u32,
+    ) -> core::result::Result<(), (Error, Request<T>)> {
+        let dev = self.device_raw();
+        let inner = KBox::into_raw(req.0);
+        // SAFETY: `inner` is the valid, exclusively owned request made by
+        // `Request::new`; nothing else refers to it until it is posted.
+        let (reply, cqe) = unsafe {
+            (*(*inner).reply.0.get()) = 0;
+            (*(*inner).cqe.get()).done = Some(done_callback::<T>);
+            (*inner).dev = dev;
+            ((*inner).reply.0.get(), (*inner).cqe.get())
+        };
+        let mut dma = 0u64;
+        // SAFETY: `reply` is 8 writable bytes in their own cache line that
+        // live until the completion (or the failure below) unmaps them.
+        let ret =
+            to_result(unsafe { bindings::mlx_ext_ib_dma_map_reply(dev, reply.cast(), &mut dma) });
+        if let Err(e) = ret {
+            // SAFETY: not posted: still ours, from `KBox::into_raw` above.
+            return Err((e, Request(unsafe { KBox::from_raw(inner) })));
+        }
+        // SAFETY: as above.
+        unsafe { (*inner).dma = dma };
+        let (opcode, compare_add, compare_add_mask, swap, swap_mask) = op.to_wr();
+        let mut sge = bindings::ib_sge {
+            addr: dma,
+            length: 8,
+            // SAFETY: the QP and its PD are valid.
+            lkey: unsafe { (*(*self.raw.as_ptr()).pd).local_dma_lkey },
+        };
+        // SAFETY: all-zero is a valid `ib_atomic_wr` (no next, no SGE).
+        let mut wr: bindings::ib_atomic_wr = unsafe { MaybeUninit::zeroed().assume_init() };
+        wr.wr.opcode = opcode as u32;
+        wr.wr.__bindgen_anon_1.wr_cqe = cqe;
+        wr.wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
+        wr.wr.sg_list = &mut sge;
+        wr.wr.num_sge = 1;
+        wr.remote_addr = remote_addr;
+        wr.rkey = rkey;
+        wr.compare_add = compare_add;
+        wr.compare_add_mask = compare_add_mask;
+        wr.swap = swap;
+        wr.swap_mask = swap_mask;
+        // SAFETY: the QP is valid; `wr` and `sge` live across the call
+        // (drivers copy them); the `ib_cqe` lives until its completion.
+        let ret = to_result(unsafe { bindings::mlx_ext_ib_post_send(self.raw.as_ptr(), &wr.wr) });
+        if let Err(e) = ret {
+            // SAFETY: the driver refused it: unmap, and it is ours again.
+            unsafe { bindings::mlx_ext_ib_dma_unmap_reply(dev, dma) };
+            // SAFETY: as above.
+            return Err((e, Request(unsafe { KBox::from_raw(inner) })));
+        }
+        Ok(())
+    }
+
+    /// Moves the QP to ERR and drains it (every work request posted on it
+    /// completes or is flushed, and their callbacks return), then destroys
+    /// it. A QP still in RESET (RESET to ERR is not a legal transition, and
+    /// nothing can be posted in RESET) is destroyed at once. Runs once; may
+    /// sleep.
+    pub fn destroy(&self) {
+        if self.destroyed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let qp = self.raw.as_ptr();
+        // SAFETY: all-zero is a valid `ib_qp_attr`.
+        let mut attr: bindings::ib_qp_attr = unsafe { MaybeUninit::zeroed().assume_init() };
+        attr.qp_state = bindings::ib_qp_state_IB_QPS_ERR;
+        // SAFETY: the QP is valid and not destroyed (the flag above).
+        let to_err = unsafe {
+            bindings::ib_modify_qp(qp, &mut attr, bindings::ib_qp_attr_mask_IB_QP_STATE as i32)
+        };
+        if to_err == 0 {
+            // SAFETY: as above; the QP is in ERR, and its CQs (not
+            // IB_POLL_DIRECT for the send CQ) are the ULP's, alive.
+            unsafe { bindings::ib_drain_qp(qp) };
+        }
+        // SAFETY: as above; nothing completes on it afterwards.
+        let ret = unsafe { bindings::mlx_ext_ib_destroy_qp(qp) };
+        if ret != 0 {
+            pr_warn!(
+                "mlx_ext: ib_destroy_qp failed ({}); the QP is leaked\n",
+                ret
+            );
+        }
+    }
+}
+
+impl Drop for Qp {
+    fn drop(&mut self) {
+        self.destroy();
+    }
+}
+
+/// The reply buffer of a request, in a cache line of its own: the adapter
+/// writes it by DMA.
+#[repr(C, align(64))]
+struct ReplyBuf(UnsafeCell<u64>);
+
+#[repr(C)]
+struct RequestInner<T> {
+    reply: ReplyBuf,
+    cqe: Opaque<bindings::ib_cqe>,
+    dma: u64,
+    dev: *mut bindings::ib_device,
+    data: T,
+}
+
+/// A work request's own state while it is posted: its `ib_cqe`, its reply
+/// buffer, and the caller's `T`.
+pub struct Request<T: Handler>(KBox<RequestInner<T>>);
+
+impl<T: Handler> Request<T> {
+    /// Allocates a request holding `data`.
+    pub fn new(data: T, gfp: Flags) -> Result<Self> {
+        Ok(Self(KBox::new(
+            RequestInner {
+                reply: ReplyBuf(UnsafeCell::new(0)),
+                cqe: Opaque::uninit(),
+                dma: 0,
+                dev: core::ptr::null_mut(),
+                data,
+            },
+            gfp,
+        )?))
+    }
+
+    /// The caller's state.
+    pub fn data(&self) -> &T {
+        &self.0.data
+    }
+
+    /// The caller's state, mutably.
+    pub fn data_mut(&mut self) -> &mut T {
+        &mut self.0.data
+    }
+
+    /// Frees the request, returning the caller's state.
+    pub fn into_data(self) -> T {
+        KBox::into_inner(self.0).data
+    }
+}
+
+/// The outcome of a posted work request.
+#[derive(Clone, Copy)]
+pub struct Completion {
+    /// `enum ib_wc_status`.
+    pub status: u32,
+    /// The reply buffer as the adapter left it (meaningful on success).
+    pub raw_reply: u64,
+}
+
+/// What happens when a [`Request`] completes.
+pub trait Handler: Sized + Send + 'static {
+    /// Called once per posted request, from the send CQ's context (softirq
+    /// or work item): may post again, may not sleep.
+    fn done(req: Request<Self>, completion: Completion);
+}
+
+/// `ib_cqe.done` of every request posted by [`Qp::post_atomic`].
+///
+/// # Safety
+///
+/// Called by ib_core's CQ code only, with a work completion whose `wr_cqe`
+/// is the `cqe` of a `RequestInner<T>` posted by `Qp::post_atomic`.
+unsafe extern "C" fn done_callback<T: Handler>(
+    _cq: *mut bindings::ib_cq,
+    wc: *mut bindings::ib_wc,
+) {
+    // SAFETY: ib_core passes a valid work completion.
+    let wc = unsafe { &*wc };
+    // SAFETY: every completion of a signalled send work request carries the
+    // `wr_cqe` it was posted with (`wr_id` is the other member of the union).
+    let cqe = unsafe { wc.__bindgen_anon_1.wr_cqe };
+    // SAFETY: `cqe` is the `cqe` field of a `RequestInner<T>` made by
+    // `KBox::into_raw` in `post_atomic`; it completes exactly once.
+    let inner =
+        unsafe { cqe.cast::<u8>().sub(offset_of!(RequestInner<T>, cqe)) }.cast::<RequestInner<T>>();
+    // SAFETY: mapped by `post_atomic`, on this device; the adapter is done
+    // with the buffer (the work request completed).
+    unsafe { bindings::mlx_ext_ib_dma_unmap_reply((*inner).dev, (*inner).dma) };
+    // SAFETY: the buffer is valid; read after the unmap made the device's
+    // write visible. Volatile: the adapter wrote it behind the compiler.
+    let raw_reply = unsafe { core::ptr::read_volatile((*inner).reply.0.get()) };
+    // SAFETY: posted once, completed once: ours again.
+    let req = Request(unsafe { KBox::from_raw(inner) });
+    T::done(
+        req,
+        Completion {
+            status: wc.status,
+            raw_reply,
+        },
+    );
+}
+
+/// The outcome a ULP's operation gets.
+pub struct Outcome {
+    /// 0 or a negative errno.
+    pub status: i32,
+    /// The last work completion's status (`IB_WC_SUCCESS` if none failed).
+    pub wc_status: u32,
+    /// The response (meaningful when `status` is 0).
+    pub reply: AtomicReply,
+    /// Work requests taken.
+    pub attempts: u32,
+}
+
+/// A ULP's `struct mlx_ext_atomic`, between `mlx_ext_post_atomic` and its
+/// `done` callback.
+pub struct UlpOp(NonNull<bindings::mlx_ext_atomic>);
+
+// SAFETY: the ULP hands the structure over until `done`, from any thread.
+unsafe impl Send for UlpOp {}
+
+impl UlpOp {
+    /// The request the ULP filled.
+    pub fn request(&self) -> crate::api::Request {
+        // SAFETY: valid and not changed by the ULP while it is ours.
+        let a = unsafe { self.0.as_ref() };
+        crate::api::Request {
+            opcode: a.opcode,
+            size: a.size,
+            remote_addr: a.remote_addr,
+            rkey: a.rkey,
+            compare_add: a.compare_add,
+            compare_add_mask: a.compare_add_mask,
+            swap: a.swap,
+            swap_mask: a.swap_mask,
+        }
+    }
+
+    /// Whether the ULP gave a `done` callback.
+    pub fn has_done(&self) -> bool {
+        // SAFETY: as above.
+        unsafe { self.0.as_ref() }.done.is_some()
+    }
+
+    /// Writes the outcome and calls the ULP's `done`, which takes the
+    /// structure back.
+    pub fn finish(self, out: Outcome) {
+        let p = self.0.as_ptr();
+        // SAFETY: valid and ours until `done` is called, which is last.
+        unsafe {
+            (*p).status = out.status;
+            (*p).wc_status = out.wc_status;
+            (*p).response = out.reply.value();
+            (*p).raw_response = out.reply.raw();
+            (*p).attempts = out.attempts;
+            if let Some(done) = (*p).done {
+                done(p);
+            }
+        }
+    }
+}
+
+/// A device's record as the API reports it (`struct mlx_ext_caps`).
+pub struct Caps {
+    /// `enum mlx_ext_atomic_cap` of standard atomics.
+    pub atomic_cap: u32,
+    /// Of masked atomics.
+    pub masked_atomic_cap: u32,
+    /// `enum mlx_ext_masked_mode`.
+    pub masked_mode: u32,
+    /// Standard atomics work through mlx_ext.
+    pub standard: bool,
+    /// `MLX_EXT_ATOMIC_SIZE_*` carried out.
+    pub sizes: u32,
+}
+
+/// The feature behind the exported API (`include/mlx_ext/mlx_ext.h`).
+pub trait AtomicApi: 'static {
+    /// The ib_core client whose per-device data holds the records.
+    type Client: Client;
+    /// mlx_ext's state of one QP; the C handle is an `Arc` of it.
+    type Qp: Send + Sync;
+
+    /// `mlx_ext_query_caps`.
+    fn query(data: &<Self::Client as Client>::DeviceData) -> Caps;
+    /// `mlx_ext_create_qp`.
+    fn create_qp(
+        data: &<Self::Client as Client>::DeviceData,
+        pd: &Pd,
+        init: &mut QpInit,
+    ) -> Result<Arc<Self::Qp>>;
+    /// The QP's `struct ib_qp`.
+    fn ib_qp(qp: &Self::Qp) -> &Qp;
+    /// `mlx_ext_destroy_qp`.
+    fn destroy_qp(qp: Arc<Self::Qp>);
+    /// `mlx_ext_post_atomic`: on error, `op`'s `done` is not called.
+    fn post(qp: &Arc<Self::Qp>, op: UlpOp, gfp: Flags) -> Result;
+}
+
+/// The entry points behind [`crate::export_atomic_api`].
+pub mod entry {
+    use super::*;
+
+    /// `mlx_ext_api_version`.
+    pub fn api_version() -> u32 {
+        let (major, minor) = crate::api::API_VERSION;
+        (major << 16) | minor
+    }
+
+    fn data<'a, A: AtomicApi>(
+        dev: *mut bindings::ib_device,
+    ) -> Option<&'a <A::Client as Client>::DeviceData> {
+        if dev.is_null() {
+            return None;
+        }
+        // SAFETY: the header's contract: the ULP calls between its client's
+        // add and remove for `dev`, which nest inside ours (ib_core removes
+        // clients in the reverse order of registration, and the ULP
+        // registered after mlx_ext, whose symbols it uses).
+        unsafe { super::super::client::data_of::<A::Client>(dev) }
+    }
+
+    /// `mlx_ext_query_caps`.
+    ///
+    /// # Safety
+    ///
+    /// As the header says: `dev` a device between the ULP's add and remove,
+    /// `caps` writable.
+    pub unsafe fn query_caps<A: AtomicApi>(dev: *mut c_void, caps: *mut c_void) -> c_int {
+        let Some(d) = data::<A>(dev.cast()) else {
+            return ENODEV.to_errno();
+        };
+        if caps.is_null() {
+            return EINVAL.to_errno();
+        }
+        let c = A::query(d);
+        // SAFETY: the caller's `caps` is a writable `struct mlx_ext_caps`.
+        unsafe {
+            caps.cast::<bindings::mlx_ext_caps>()
+                .write(bindings::mlx_ext_caps {
+                    atomic_cap: c.atomic_cap,
+                    masked_atomic_cap: c.masked_atomic_cap,
+                    masked_mode: c.masked_mode,
+                    standard: c.standard as u32,
+                    sizes: c.sizes,
+                })
+        };
+        0
+    }
+
+    /// `mlx_ext_create_qp`.
+    ///
+    /// # Safety
+    ///
+    /// `pd` a PD of a device as for `query_caps`, `attr` a valid, writable
+    /// `ib_qp_init_attr`.
+    pub unsafe fn create_qp<A: AtomicApi>(pd: *mut c_void, attr: *mut c_void) -> *mut c_void {
+        let err = |e: Error| e.to_ptr::<c_void>();
+        if pd.is_null() || attr.is_null() {
+            return err(EINVAL);
+        }
+        // SAFETY: a valid PD (the caller's contract); `Pd` is transparent.
+        let pd = unsafe { &*pd.cast::<Pd>() };
+        let Some(d) = data::<A>(pd.device().as_raw()) else {
+            return err(ENODEV);
+        };
+        let attr = attr.cast::<bindings::ib_qp_init_attr>();
+        // SAFETY: a valid `ib_qp_init_attr` (the caller's contract).
+        let mut init = QpInit(unsafe { attr.read() });
+        match A::create_qp(d, pd, &mut init) {
+            Ok(qp) => {
+                // Give back what ib_create_qp reports, as it would have.
+                // SAFETY: as above.
+                unsafe { (*attr).cap = init.0.cap };
+                Arc::into_raw(qp).cast_mut().cast()
+            }
+            Err(e) => err(e),
+        }
+    }
+
+    /// The `Arc` behind a handle, borrowed.
+    ///
+    /// # Safety
+    ///
+    /// `qp` came from `create_qp::<A>` and was not destroyed.
+    unsafe fn borrow<A: AtomicApi>(qp: &*mut c_void) -> core::mem::ManuallyDrop<Arc<A::Qp>> {
+        // SAFETY: the caller's contract; not dropped (ManuallyDrop).
+        core::mem::ManuallyDrop::new(unsafe { Arc::from_raw(qp.cast::<A::Qp>()) })
+    }
+
+    /// `mlx_ext_qp_ib`.
+    ///
+    /// # Safety
+    ///
+    /// As `borrow`.
+    pub unsafe fn qp_ib<A: AtomicApi>(qp: *mut c_void) -> *mut c_void {
+        // SAFETY: the caller's contract.
+        let q = unsafe { borrow::<A>(&qp) };
+        A::ib_qp(&q).as_ptr()
+    }
+
+    /// `mlx_ext_destroy_qp`.
+    ///
+    /// # Safety
+    ///
+    /// As `borrow`; the handle is not used again.
+    pub unsafe fn destroy_qp<A: AtomicApi>(qp: *mut c_void) {
+        if qp.is_null() {
+            return;
+        }
+        // SAFETY: the caller's contract: the ULP's reference is given back.
+        A::destroy_qp(unsafe { Arc::from_raw(qp.cast::<A::Qp>()) });
+    }
+
+    /// `mlx_ext_post_atomic`.
+    ///
+    /// # Safety
+    ///
+    /// As `borrow`; `op` valid and the ULP's to hand over.
+    pub unsafe fn post_atomic<A: AtomicApi>(
+        qp: *mut c_void,
+        op: *mut c_void,
+        can_sleep: bool,
+    ) -> c_int {
+        let Some(op) = NonNull::new(op.cast::<bindings::mlx_ext_atomic>()) else {
+            return EINVAL.to_errno();
+        };
+        if qp.is_null() {
+            return EINVAL.to_errno();
+        }
+        // SAFETY: the caller's contract.
+        let q = unsafe { borrow::<A>(&qp) };
+        let flags = if can_sleep { GFP_KERNEL } else { GFP_ATOMIC };
+        match A::post(&q, UlpOp(op), flags) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
+    }
+}
+
+/// Defines the exported C functions of `include/mlx_ext/mlx_ext.h` for the
+/// [`AtomicApi`] `$api` (exported by `rust/helpers/export.c`).
+#[macro_export]
+macro_rules! export_atomic_api {
+    ($api:ty) => {
+        /// `mlx_ext_api_version`.
+        #[no_mangle]
+        pub extern "C" fn mlx_ext_api_version() -> u32 {
+            $crate::ib::ulp::entry::api_version()
+        }
+
+        /// `mlx_ext_query_caps`.
+        ///
+        /// # Safety
+        ///
+        /// As `include/mlx_ext/mlx_ext.h` says.
+        #[no_mangle]
+        pub unsafe extern "C" fn mlx_ext_query_caps(
+            dev: *mut ::kernel::ffi::c_void,
+            caps: *mut ::kernel::ffi::c_void,
+        ) -> ::kernel::ffi::c_int {
+            // SAFETY: the header's contract.
+            unsafe { $crate::ib::ulp::entry::query_caps::<$api>(dev, caps) }
+        }
+
+        /// `mlx_ext_create_qp`.
+        ///
+        /// # Safety
+        ///
+        /// As the header says.
+        #[no_mangle]
+        pub unsafe extern "C" fn mlx_ext_create_qp(
+            pd: *mut ::kernel::ffi::c_void,
+            attr: *mut ::kernel::ffi::c_void,
+        ) -> *mut ::kernel::ffi::c_void {
+            // SAFETY: the header's contract.
+            unsafe { $crate::ib::ulp::entry::create_qp::<$api>(pd, attr) }
+        }
+
+        /// `mlx_ext_qp_ib`.
+        ///
+        /// # Safety
+        ///
+        /// As the header says.
+        #[no_mangle]
+        pub unsafe extern "C" fn mlx_ext_qp_ib(
+            qp: *mut ::kernel::ffi::c_void,
+        ) -> *mut ::kernel::ffi::c_void {
+            // SAFETY: the header's contract.
+            unsafe { $crate::ib::ulp::entry::qp_ib::<$api>(qp) }
+        }
+
+        /// `mlx_ext_destroy_qp`.
+        ///
+        /// # Safety
+        ///
+        /// As the header says.
+        #[no_mangle]
+        pub unsafe extern "C" fn mlx_ext_destroy_qp(qp: *mut ::kernel::ffi::c_void) {
+            // SAFETY: the header's contract.
+            unsafe { $crate::ib::ulp::entry::destroy_qp::<$api>(qp) }
+        }
+
+        /// `mlx_ext_post_atomic`, called by its C wrapper with
+        /// `gfpflags_allow_blocking(gfp)`.
+        ///
+        /// # Safety
+        ///
+        /// As the header says.
+        #[no_mangle]
+        pub unsafe extern "C" fn mlx_ext_rs_post_atomic(
+            qp: *mut ::kernel::ffi::c_void,
+            op: *mut ::kernel::ffi::c_void,
+            can_sleep: bool,
+        ) -> ::kernel::ffi::c_int {
+            // SAFETY: the header's contract.
+            unsafe { $crate::ib::ulp::entry::post_atomic::<$api>(qp, op, can_sleep) }
+        }
+    };
+}

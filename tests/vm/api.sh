@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: GPL-2.0
+# VM tests of mlx_ext's atomic API for kernel ULPs (include/mlx_ext/mlx_ext.h,
+# Documentation/ulp-api.rst), through the test ULP's "api", "apiflags",
+# "hold ... api" and "apistats" commands (tests/ulp/test_ulp.c). Sourced by
+# check.sh after sim.sh, whose helpers (ulp, host_digest, sim_new...) they
+# use, on the devices sim.sh's tests left: mlxsim0 cx3, mlxsim1 connectib,
+# mlxsim2 cx4, and rxe0.
+
+# api_run DEV POLL SEED COUNT KIND FLAGS MIN MAX: runs the API's random
+# operations, checks them against the host's reference and checks that
+# they took between MIN and MAX work requests.
+api_run() {
+	want=$(host_digest "$3" "$4" "$5")
+	[ -n "$want" ] || { echo "no host digest for $3 $4 $5 in /extra"; return 1; }
+	got=$(ulp "api $1 $2 $3 $4 $5 $6")
+	case "$got" in
+	"ok $want attempts "*) ;;
+	*) echo "$1 $5 $6: expected 'ok $want ...', got '$got'"; return 1 ;;
+	esac
+	n=${got##* }
+	[ "$n" -ge "$7" ] && [ "$n" -le "$8" ] ||
+		{ echo "$1 $5: $n work requests for $4 operations, expected $7..$8"; return 1; }
+	echo "$1 $5 $4: host reference matched, $n work requests"
+}
+
+# 10,000 random masked CAS/FA per device class through the API, every
+# response and the final memory equal to the host's reference: native on
+# cx3 and Connect-IB (one work request each; Connect-IB's big-endian replies
+# converted), emulated on rxe0 and cx4, where the guess cache makes every
+# operation one compare-and-swap but the first on each of the 8 words.
+test_api_exact() {
+	api_run mlxsim0 softirq 12 10000 masked none 10000 10000 || return 1
+	api_run mlxsim1 workqueue 12 10000 masked be 10000 10000 || return 1
+	api_run mlxsim2 unbound 12 10000 masked none 10000 10008 || return 1
+	api_run rxe0 softirq 12 10000 masked none 10000 10008 || return 1
+	# Standard CAS/FA through the API, and masked between two adapters.
+	api_run rxe0 workqueue 11 2000 std none 2000 2000 || return 1
+	api_run mlxsim1 softirq 11 2000 std be 2000 2000 || return 1
+	api_run mlxsim2:mlxsim0 workqueue 11 2000 masked none 2000 2008
+}
+
+# apiflags DEV: the API's refusals and flag rules on DEV, on one line.
+apiflags() {
+	ulp "apiflags $1" | tr '\n' ' '
+}
+
+# The ATOMIC_BE_REPLY rules (SPEC section 3) and every refusal, per device.
+# caps: atomic_cap masked_atomic_cap masked_mode standard sizes
+# (MLX_EXT_ATOMIC_HCA 1, HCA_REPLY_BE 3; NATIVE 0, EMULATED 1).
+# driver_sees_flag: what the driver says to the flag when mlx_ext does not
+# take it out (ib_create_qp directly): every driver refuses it, so the
+# successes below prove mlx_ext took it out.
+test_api_flag_rules() {
+	common="direct_cq -22 size4 -95 size16 -22 misaligned -22 bad_opcode -22 no_done -22"
+	expect_eq "$(apiflags mlxsim1)" \
+		"query 0 caps 3 3 0 1 8 version 1 driver_sees_flag -95 fa_no_flag -95 fa_flag 0 mfa_no_flag -95 $common " \
+		"connectib" || return 1
+	expect_eq "$(apiflags mlxsim0)" \
+		"query 0 caps 1 1 0 1 8 version 1 driver_sees_flag -95 fa_no_flag 0 fa_flag -22 mfa_no_flag 0 $common " \
+		"cx3" || return 1
+	for d in mlxsim2 rxe0; do
+		expect_eq "$(apiflags $d)" \
+			"query 0 caps 1 0 1 1 8 version 1 driver_sees_flag -95 fa_no_flag 0 fa_flag -22 mfa_no_flag 0 $common " \
+			"$d" || return 1
+	done
+	dmesg | grep -q "mlxsim1: atomics refused to a ULP: the device replies big-endian" ||
+		{ echo "no log of the refusal on connectib"; return 1; }
+	for d in mlxsim0 mlxsim1 mlxsim2; do objects_zero $d || return 1; done
+}
+
+# apistats_settled POSTED: waits until every posted operation reported, then
+# checks that each got one outcome and none an unexpected error.
+apistats_check() {
+	s=$(ulp apistats)
+	set -- $s
+	posted=$2 done=$4 other=${12}
+	[ "$posted" -gt 0 ] || { echo "nothing posted: $s"; return 1; }
+	expect_eq "$done" "$posted" "operations finished ($s)" || return 1
+	expect_eq "$other" 0 "unexpected outcomes ($s)" || return 1
+	echo "$s"
+}
+
+# Destroy and device removal while operations are in flight: emulated masked
+# FAs contending on one word of cx4 with completions 300 ms late, released
+# (mlx_ext_destroy_qp) or removed with the device (del_device: the ULP's
+# remove destroys the QP); on rxe0 and cx3 too. Every operation finishes
+# exactly once, nothing is left on the device.
+test_api_destroy_with_ops_in_flight() {
+	echo 300 >$SIMDBG/mlxsim2/completion_delay_ms
+	expect_eq "$(ulp 'hold mlxsim2 4 api')" "hold 0" "hold on cx4" || return 1
+	expect_eq "$(ulp 'release mlxsim2')" "release 0" "release" || return 1
+	apistats_check || return 1
+	objects_zero mlxsim2 || return 1
+	expect_eq "$(ulp 'hold mlxsim2 8 api')" "hold 0" "hold on cx4 again" || return 1
+	sim_del 2 || return 1
+	apistats_check || return 1
+	sim_new "2 cx4" || return 1
+	expect_eq "$(ulp 'hold mlxsim0 8 api')" "hold 0" "hold on cx3" || return 1
+	expect_eq "$(ulp 'release mlxsim0')" "release 0" "release cx3" || return 1
+	expect_eq "$(ulp 'hold rxe0 8 api')" "hold 0" "hold on rxe0" || return 1
+	expect_eq "$(ulp 'release rxe0')" "release 0" "release rxe0" || return 1
+	apistats_check
+}
+
+# Fault injection during emulation: an error completion ends the operation
+# with the errno of its status (REM_OP_ERR: -EREMOTEIO) and nothing is
+# left; late completions delay it but it completes.
+test_api_emulation_faults() {
+	knobs=$SIMDBG/mlxsim2
+	echo 1 >$knobs/fail_atomics
+	expect_eq "$(ulp 'api mlxsim2 workqueue 12 10 masked none')" "err op -121" \
+		"injected error" || return 1
+	objects_zero mlxsim2 || return 1
+	echo 100 >$knobs/completion_delay_ms
+	got=$(ulp 'api mlxsim2 softirq 12 5 masked none')
+	echo 0 >$knobs/completion_delay_ms
+	expect_eq "${got%% *}" ok "delayed emulation" || return 1
+}
