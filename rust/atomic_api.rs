@@ -259,9 +259,16 @@ impl AtomicApi for Api {
             );
             return Err(EINVAL);
         }
-        if !init.send_cq_usable() {
+        if init.has_srq() {
             pr_info!(
-                "{}: mlx_ext_create_qp: the send CQ must come from ib_alloc_cq() and not be IB_POLL_DIRECT\n",
+                "{}: mlx_ext_create_qp: QPs with an SRQ are not supported\n",
+                dev.name
+            );
+            return Err(EINVAL);
+        }
+        if !init.send_cq_usable() || !init.recv_cq_usable() {
+            pr_info!(
+                "{}: mlx_ext_create_qp: the send and receive CQs must come from ib_alloc_cq() and not be IB_POLL_DIRECT\n",
                 dev.name
             );
             return Err(EINVAL);
@@ -275,7 +282,12 @@ impl AtomicApi for Api {
             errno_err(e)
         })?;
         init.set_create_flags(driver_flags);
+        // Room for the markers `mlx_ext_destroy_qp`'s drain posts, which the
+        // ULP does not count: without it a full queue would make the drain
+        // give up and the QP be destroyed with requests still posted.
+        init.reserve_drain();
         let qp = Qp::create(pd, init);
+        init.unreserve_drain();
         init.set_create_flags(asked);
         let qp = qp?;
         Arc::pin_init(
@@ -309,7 +321,7 @@ impl AtomicApi for Api {
         let left = qp.inner.lock().in_flight;
         if left != 0 {
             pr_warn!(
-                "{}: mlx_ext_destroy_qp: {} operations did not complete; their memory is leaked\n",
+                "{}: mlx_ext_destroy_qp: {} operations did not complete before the QP was destroyed (a driver bug)\n",
                 qp.dev.name,
                 left
             );

@@ -18,7 +18,7 @@ type CheckRemote = fn(Option<&Region>, u32, u32, u64, u64, Access) -> Result<u64
 #[test]
 fn signatures() {
     let _: fn(&[u8]) -> Option<&'static Model> = model::find;
-    let _: &'static [Model; 3] = &MODELS;
+    let _: &'static [Model; 4] = &MODELS;
     let _: (u8, u16) = (MAX_PORTS, MAX_NUM_VFS);
     let _: fn(&[u8]) -> Result<NewDevice, ControlError> = control::parse_new_device;
     let _: fn(&[u8]) -> Result<u32, ControlError> = control::parse_del_device;

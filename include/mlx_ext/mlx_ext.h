@@ -87,8 +87,8 @@ struct mlx_ext_caps {
 /**
  * mlx_ext_query_caps - fill @caps with @dev's record
  *
- * Returns 0, or -ENODEV if mlx_ext has no record of @dev (it failed to add
- * it, which it logged).
+ * Returns 0, -EINVAL for a NULL @caps, or -ENODEV if mlx_ext has no record
+ * of @dev (it failed to add it, which it logged).
  */
 int mlx_ext_query_caps(struct ib_device *dev, struct mlx_ext_caps *caps);
 
@@ -97,16 +97,18 @@ struct mlx_ext_qp;
 /**
  * mlx_ext_create_qp - create an RC QP in @pd that mlx_ext can post atomics on
  * @attr: as for ib_create_qp(), plus mlx_ext's create flags. @attr->send_cq
- *        must come from ib_alloc_cq() (or the CQ pool), not IB_POLL_DIRECT.
- *        Reserve in @attr->cap.max_send_wr one work request per mlx_ext
- *        operation you keep in flight: each has at most one posted at a time.
+ *        and @attr->recv_cq must come from ib_alloc_cq() (or the CQ pool),
+ *        not IB_POLL_DIRECT; no SRQ. Reserve in @attr->cap.max_send_wr one
+ *        work request per mlx_ext operation you keep in flight: each has at
+ *        most one posted at a time. mlx_ext adds the room its drain needs
+ *        at destroy itself (and leaves it out of what it writes back).
  *
  * As ib_create_qp() does, it writes the capabilities granted back into
  * @attr->cap. The returned QP owns its struct ib_qp: use mlx_ext_qp_ib() to modify it and
  * to post your own work requests, never ib_destroy_qp(). Returns an ERR_PTR:
  * -EINVAL for MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY on a device whose cap is not
- * MLX_EXT_ATOMIC_HCA_REPLY_BE, or for a send CQ that is IB_POLL_DIRECT or not
- * from ib_alloc_cq(), or a QP type other than IB_QPT_RC; -ENODEV as
+ * MLX_EXT_ATOMIC_HCA_REPLY_BE, for a CQ that is IB_POLL_DIRECT or not from
+ * ib_alloc_cq(), for an SRQ, or a QP type other than IB_QPT_RC; -ENODEV as
  * mlx_ext_query_caps(); -ENOMEM; or what ib_create_qp() returned.
  */
 struct mlx_ext_qp *mlx_ext_create_qp(struct ib_pd *pd,
@@ -124,6 +126,12 @@ struct ib_qp *mlx_ext_qp_ib(struct mlx_ext_qp *qp);
  * (flushed) or -ESHUTDOWN (an emulated operation stopped between two of its
  * work requests); so do your own work requests (flushed). Afterwards no
  * callback runs for @qp. Sleeps.
+ *
+ * As for ib_drain_qp(): no other thread may post on @qp (through mlx_ext or
+ * not) once this is called; posting from the QP's own completion callbacks
+ * while it runs is fine (mlx_ext_post_atomic() returns -ESHUTDOWN). Never
+ * move the QP to RESET yourself while mlx_ext operations are in flight: a
+ * reset discards work requests without completions.
  */
 void mlx_ext_destroy_qp(struct mlx_ext_qp *qp);
 
@@ -162,9 +170,12 @@ typedef void (*mlx_ext_atomic_done_t)(struct mlx_ext_atomic *op);
  *          two compare-and-swaps of an emulation (not carried out),
  *          -EACCES remote access refused (rkey, rights, bounds), -EREMOTEIO
  *          invalid request at the responder, -ETIMEDOUT transport retries
- *          exceeded, -EAGAIN an emulation that lost the race to other
- *          writers 1024 times (not carried out: post it again), -ENOMEM or
- *          -EOPNOTSUPP from posting a further compare-and-swap, -EIO other
+ *          exceeded, -EINVAL local length error, -EFAULT local protection
+ *          or access error, -EAGAIN an emulation that lost the race to
+ *          other writers 1024 times (not carried out: post it again), -EIO
+ *          any other completion status; or, when posting a further
+ *          compare-and-swap of an emulation failed, what ib_post_send()
+ *          returned (-ENOMEM: send queue full; -EOPNOTSUPP)
  * @wc_status: the ib_wc_status of the last work completion (IB_WC_SUCCESS
  *             when @status is not from a completion)
  * @response: the word's value before the operation, in host order

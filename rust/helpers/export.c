@@ -9,6 +9,7 @@
 #include <linux/completion.h>
 #include <linux/export.h>
 #include <linux/gfp.h>
+#include <linux/sched/mm.h>
 #include <mlx_ext/mlx_ext.h>
 
 EXPORT_SYMBOL_GPL(mlx_ext_api_version);
@@ -26,7 +27,25 @@ int mlx_ext_rs_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 int mlx_ext_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 			gfp_t gfp)
 {
-	return mlx_ext_rs_post_atomic(qp, op, gfpflags_allow_blocking(gfp));
+	bool can_sleep = gfpflags_allow_blocking(gfp);
+	unsigned int scope = 0;
+	int ret;
+
+	/*
+	 * mlx_ext allocates with GFP_KERNEL where the caller may sleep: a
+	 * caller that may not recurse into I/O or a filesystem (GFP_NOIO,
+	 * GFP_NOFS) gets that restriction as a scope around the call.
+	 */
+	if (can_sleep && !(gfp & __GFP_IO))
+		scope = memalloc_noio_save();
+	else if (can_sleep && !(gfp & __GFP_FS))
+		scope = memalloc_nofs_save();
+	ret = mlx_ext_rs_post_atomic(qp, op, can_sleep);
+	if (can_sleep && !(gfp & __GFP_IO))
+		memalloc_noio_restore(scope);
+	else if (can_sleep && !(gfp & __GFP_FS))
+		memalloc_nofs_restore(scope);
+	return ret;
 }
 EXPORT_SYMBOL_GPL(mlx_ext_post_atomic);
 

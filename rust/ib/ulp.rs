@@ -12,7 +12,7 @@ use crate::atomics::{wr::AtomicOp, AtomicReply};
 use core::{
     cell::UnsafeCell,
     mem::{offset_of, MaybeUninit},
-    ptr::NonNull,
+    ptr::{addr_of_mut, NonNull},
     sync::atomic::{AtomicBool, Ordering},
 };
 use kernel::{
@@ -65,6 +65,32 @@ impl QpInit {
         // ULP's CQ is valid while it creates a QP with it.
         unsafe { bindings::mlx_ext_ib_cq_usable(self.0.send_cq) }
     }
+
+    /// Whether the receive CQ does too (what `ib_drain_qp` needs of it).
+    pub fn recv_cq_usable(&self) -> bool {
+        // SAFETY: as above.
+        unsafe { bindings::mlx_ext_ib_cq_usable(self.0.recv_cq) }
+    }
+
+    /// Whether the QP takes its receives from a shared receive queue.
+    pub fn has_srq(&self) -> bool {
+        !self.0.srq.is_null()
+    }
+
+    /// Adds room for the drain's marker to each work queue (`ib_drain_qp`
+    /// posts one on the send queue and one on the receive queue); undone in
+    /// what the ULP is told by [`QpInit::unreserve_drain`].
+    pub fn reserve_drain(&mut self) {
+        self.0.cap.max_send_wr = self.0.cap.max_send_wr.saturating_add(1);
+        self.0.cap.max_recv_wr = self.0.cap.max_recv_wr.saturating_add(1);
+    }
+
+    /// Takes the drain's room back out of the capabilities the driver
+    /// granted.
+    pub fn unreserve_drain(&mut self) {
+        self.0.cap.max_send_wr = self.0.cap.max_send_wr.saturating_sub(1);
+        self.0.cap.max_recv_wr = self.0.cap.max_recv_wr.saturating_sub(1);
+    }
 }
 
 /// A QP mlx_ext created for a ULP and owns.
@@ -115,12 +141,16 @@ impl Qp {
         let dev = self.device_raw();
         let inner = KBox::into_raw(req.0);
         // SAFETY: `inner` is the valid, exclusively owned request made by
-        // `Request::new`; nothing else refers to it until it is posted.
+        // `Request::new`; nothing else refers to it until it is posted. The
+        // field pointers are derived from `inner` itself, so that the
+        // completion may go back from `cqe` to the whole request.
         let (reply, cqe) = unsafe {
-            (*(*inner).reply.0.get()) = 0;
-            (*(*inner).cqe.get()).done = Some(done_callback::<T>);
+            let reply = UnsafeCell::raw_get(addr_of_mut!((*inner).reply.0));
+            let cqe = Opaque::raw_get(addr_of_mut!((*inner).cqe));
+            reply.write(0);
+            (*cqe).done = Some(done_callback::<T>);
             (*inner).dev = dev;
-            ((*inner).reply.0.get(), (*inner).cqe.get())
+            (reply, cqe)
         };
         let mut dma = 0u64;
         // SAFETY: `reply` is 8 writable bytes in their own cache line that
@@ -204,13 +234,16 @@ impl Drop for Qp {
     }
 }
 
-/// The reply buffer of a request, in a cache line of its own: the adapter
-/// writes it by DMA.
-#[repr(C, align(64))]
+/// The reply buffer of a request, in a DMA cache line of its own (128 bytes
+/// covers every architecture's `ARCH_DMA_MINALIGN`; kmalloc aligns the
+/// allocation to it): the adapter writes it by DMA while the CPU writes the
+/// rest of the request.
+#[repr(C, align(128))]
 struct ReplyBuf(UnsafeCell<u64>);
 
 #[repr(C)]
 struct RequestInner<T> {
+    /// Its size is its alignment: the fields below are in other lines.
     reply: ReplyBuf,
     cqe: Opaque<bindings::ib_cqe>,
     dma: u64,
@@ -623,3 +656,34 @@ macro_rules! export_atomic_api {
         }
     };
 }
+
+// The work-request vocabulary of the pure code (`crate::atomics::wr`) is
+// what this layer writes into and reads from ib_core's structures: tie it
+// to the values ib_core was built with.
+const _: () = {
+    use crate::atomics::wr::{WcStatus, WrOpcode};
+    assert!(WrOpcode::AtomicCmpAndSwp as u32 == bindings::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP);
+    assert!(
+        WrOpcode::AtomicFetchAndAdd as u32 == bindings::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD
+    );
+    assert!(
+        WrOpcode::MaskedAtomicCmpAndSwp as u32
+            == bindings::ib_wr_opcode_IB_WR_MASKED_ATOMIC_CMP_AND_SWP
+    );
+    assert!(
+        WrOpcode::MaskedAtomicFetchAndAdd as u32
+            == bindings::ib_wr_opcode_IB_WR_MASKED_ATOMIC_FETCH_AND_ADD
+    );
+    assert!(WcStatus::Success as u32 == bindings::ib_wc_status_IB_WC_SUCCESS);
+    assert!(WcStatus::LocLenErr as u32 == bindings::ib_wc_status_IB_WC_LOC_LEN_ERR);
+    assert!(WcStatus::LocProtErr as u32 == bindings::ib_wc_status_IB_WC_LOC_PROT_ERR);
+    assert!(WcStatus::WrFlushErr as u32 == bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR);
+    assert!(WcStatus::LocAccessErr as u32 == bindings::ib_wc_status_IB_WC_LOC_ACCESS_ERR);
+    assert!(WcStatus::RemInvReqErr as u32 == bindings::ib_wc_status_IB_WC_REM_INV_REQ_ERR);
+    assert!(WcStatus::RemAccessErr as u32 == bindings::ib_wc_status_IB_WC_REM_ACCESS_ERR);
+    assert!(WcStatus::RemOpErr as u32 == bindings::ib_wc_status_IB_WC_REM_OP_ERR);
+    assert!(WcStatus::RetryExcErr as u32 == bindings::ib_wc_status_IB_WC_RETRY_EXC_ERR);
+    assert!(WcStatus::RnrRetryExcErr as u32 == bindings::ib_wc_status_IB_WC_RNR_RETRY_EXC_ERR);
+    assert!(WcStatus::RespTimeoutErr as u32 == bindings::ib_wc_status_IB_WC_RESP_TIMEOUT_ERR);
+    assert!(WcStatus::GeneralErr as u32 == bindings::ib_wc_status_IB_WC_GENERAL_ERR);
+};

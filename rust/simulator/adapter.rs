@@ -82,6 +82,9 @@ pub(super) struct State {
     pub(super) fail_create: AtomicU64,
     /// How many more atomics complete with `IB_WC_REM_OP_ERR`.
     pub(super) fail_atomics: AtomicU32,
+    /// How many more atomic work requests are refused at post time
+    /// (`EOPNOTSUPP`).
+    pub(super) refuse_atomics: AtomicU32,
     /// How long the adapter takes to execute each send request, in ms.
     pub(super) completion_delay_ms: AtomicU32,
     /// Live objects by [`Kind`].
@@ -343,6 +346,7 @@ impl Adapter {
                 port_up: [AtomicBool::new(true), AtomicBool::new(true)],
                 fail_create: AtomicU64::new(0),
                 fail_atomics: AtomicU32::new(0),
+                refuse_atomics: AtomicU32::new(0),
                 completion_delay_ms: AtomicU32::new(0),
                 live: [
                     AtomicU32::new(0),
@@ -635,6 +639,11 @@ impl Driver for Adapter {
     fn post_send(&self, qp: &Qp<Self>, wr: &SendWr<'_, Self>) -> Result {
         let opcode = WrOpcode::from_raw(wr.opcode).ok_or(EINVAL)?;
         fabric::post_check(self.shared.model, opcode).map_err(|e| Error::from_errno(-e.errno()))?;
+        if (opcode.is_standard_atomic() || opcode.is_masked_atomic())
+            && take_one(&self.shared.state.refuse_atomics)
+        {
+            return Err(crate::ib::eopnotsupp());
+        }
         let shared = &qp.data().shared;
         let pending = Pending::new(opcode, wr)?;
         if shared.post_send(pending, wr.sges.len(), executes(opcode))? {

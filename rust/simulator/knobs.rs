@@ -13,6 +13,7 @@ const FAIL_CREATE: u32 = 0;
 const OBJECTS: u32 = 1;
 const FAIL_ATOMICS: u32 = 2;
 const COMPLETION_DELAY_MS: u32 = 3;
+const REFUSE_ATOMICS: u32 = 4;
 /// The longest completion delay, in ms: a work item sleeps that long per
 /// request, and destroying a QP waits for it.
 const MAX_DELAY_MS: u32 = 10_000;
@@ -20,7 +21,7 @@ const MAX_DELAY_MS: u32 = 10_000;
 const PORT: u32 = 10;
 
 /// The knobs; `port2` last, for two-port adapters only.
-static FILES: [File<'static>; 6] = [
+static FILES: [File<'static>; 7] = [
     File {
         name: c_str!("fail_create"),
         mode: 0o600,
@@ -40,6 +41,11 @@ static FILES: [File<'static>; 6] = [
         name: c_str!("completion_delay_ms"),
         mode: 0o600,
         id: COMPLETION_DELAY_MS,
+    },
+    File {
+        name: c_str!("refuse_atomics"),
+        mode: 0o600,
+        id: REFUSE_ATOMICS,
     },
     File {
         name: c_str!("port1"),
@@ -69,7 +75,7 @@ impl Knobs {
         events: Events,
         ports: u8,
     ) -> Result<debugfs::Dir<Self>> {
-        let files = FILES.get(..4 + usize::from(ports)).unwrap_or(&FILES);
+        let files = FILES.get(..5 + usize::from(ports)).unwrap_or(&FILES);
         debugfs::Dir::new_in(
             root,
             name,
@@ -97,6 +103,7 @@ impl DirOps for Knobs {
                 writeln!(out, "{} {}", f.fail, f.skip)
             }
             FAIL_ATOMICS => writeln!(out, "{}", s.fail_atomics.load(Ordering::Acquire)),
+            REFUSE_ATOMICS => writeln!(out, "{}", s.refuse_atomics.load(Ordering::Acquire)),
             COMPLETION_DELAY_MS => {
                 writeln!(out, "{}", s.completion_delay_ms.load(Ordering::Acquire))
             }
@@ -127,6 +134,11 @@ impl DirOps for Knobs {
             FAIL_ATOMICS => {
                 let n = parse_count(data)?;
                 self.state.fail_atomics.store(n, Ordering::Release);
+                Ok(())
+            }
+            REFUSE_ATOMICS => {
+                let n = parse_count(data)?;
+                self.state.refuse_atomics.store(n, Ordering::Release);
                 Ok(())
             }
             COMPLETION_DELAY_MS => {

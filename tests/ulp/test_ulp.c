@@ -39,15 +39,24 @@
  *	mlx_ext_post_atomic() (emulated where the device has no masked
  *	atomics); "release DEV" or the device's removal destroys the QP with
  *	mlx_ext_destroy_qp(), which must finish every one.
+ *   contend DEV POLL OPS
+ *	4 kernel threads, each with its own QP made by mlx_ext, run OPS
+ *	operations each on one word (masked FA and CAS on a field of their
+ *	own, plain FA and CAS on a shared one) and check every response
+ *	(run_contend). Result "ok ops N attempts A max M word W",
+ *	"bad THREAD WHAT" or "err STAGE CODE".
  *   apistats
  *	"posted P done D ok O canceled C shutdown S other X": the API
- *	operations "hold" posted and the outcomes their callbacks reported.
+ *	operations "hold" posted and the outcomes their callbacks reported
+ *	since the last apistats (X also counts operations whose callback did
+ *	not run exactly once by the time their QP was destroyed).
  *
  * POLL is the CQ's poll context: direct, softirq, workqueue or unbound.
  */
 
 #include <linux/debugfs.h>
 #include <linux/inetdevice.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
@@ -698,6 +707,7 @@ static atomic_t api_posted, api_done, api_ok, api_canceled, api_shutdown,
 
 static void api_held_done(struct mlx_ext_atomic *op)
 {
+	atomic_inc(op->context);	/* this op's calls: must end at 1 */
 	atomic_inc(&api_done);
 	if (!op->status)
 		atomic_inc(&api_ok);
@@ -707,6 +717,243 @@ static void api_held_done(struct mlx_ext_atomic *op)
 		atomic_inc(&api_shutdown);
 	else
 		atomic_inc(&api_other);
+}
+
+/*
+ * Contention: NT kernel threads, each with its own requester QP (made by
+ * mlx_ext) connected to its own responder QP, all on one word of one
+ * region. Thread t owns field t (bits 12t..12t+11) and adds to it with
+ * masked fetch-and-add or masked compare-and-swap; every thread also adds
+ * to the top field (bits 48..63) with plain fetch-and-add and plain
+ * compare-and-swap. Since only t writes field t, every response t gets
+ * must show field t equal to t's own count (no lost update, no torn or
+ * invented value), and every field only grows, so the fields t sees never
+ * go back. The final word must hold every thread's count and the top
+ * field every plain add and successful plain compare-and-swap.
+ */
+#define NT 4
+#define FIELD_BITS 12
+#define FIELD(t) (0xfffULL << (FIELD_BITS * (t)))
+#define TOP_SHIFT 48
+#define BOUNDARY ((1ULL << 11) | (1ULL << 23) | (1ULL << 35) | (1ULL << 47) | \
+		  (1ULL << 63))
+
+struct contender {
+	struct loop *l;
+	struct mlx_ext_qp *xq;
+	struct ib_qp *qb;
+	bool qa_live, qb_live;
+	unsigned int t;
+	u32 ops;
+	u32 mine;		/* ops on field t */
+	u32 top;		/* plain FA + successful plain CAS */
+	u64 attempts;
+	u32 max_attempts;
+	int err;		/* 0, an errno, or 1 for a wrong response */
+	char what[96];
+	struct completion done;
+};
+
+static u32 field_of(u64 v, unsigned int f)
+{
+	return f == NT ? v >> TOP_SHIFT : (v >> (FIELD_BITS * f)) & 0xfff;
+}
+
+static int contender_run(void *arg)
+{
+	struct contender *c = arg;
+	u32 seen[NT + 1] = {};
+	u64 last = 0;
+	u32 k, f;
+
+	for (k = 0; k < c->ops && !c->err; k++) {
+		struct mlx_ext_atomic op = {
+			.size = 8,
+			.remote_addr = word_addr(c->l, 0),
+			.rkey = c->l->mr->rkey,
+		};
+		unsigned int kind = k % 8;
+		int ret;
+
+		if (kind < 5) {
+			op.opcode = MLX_EXT_MASKED_FETCH_ADD;
+			op.compare_add = 1ULL << (FIELD_BITS * c->t);
+			op.compare_add_mask = BOUNDARY;
+		} else if (kind == 5) {
+			op.opcode = MLX_EXT_MASKED_CMP_SWP;
+			op.compare_add = (u64)c->mine << (FIELD_BITS * c->t);
+			op.compare_add_mask = FIELD(c->t);
+			op.swap = (u64)(c->mine + 1) << (FIELD_BITS * c->t);
+			op.swap_mask = FIELD(c->t);
+		} else if (kind == 6) {
+			op.opcode = MLX_EXT_ATOMIC_FETCH_ADD;
+			op.compare_add = 1ULL << TOP_SHIFT;
+		} else {
+			op.opcode = MLX_EXT_ATOMIC_CMP_SWP;
+			op.compare_add = last;
+			op.swap = last + (1ULL << TOP_SHIFT);
+		}
+		ret = mlx_ext_atomic(c->xq, &op);
+		if (ret) {
+			c->err = ret;
+			snprintf(c->what, sizeof(c->what), "op %u: %d", k, ret);
+			break;
+		}
+		c->attempts += op.attempts;
+		c->max_attempts = max(c->max_attempts, op.attempts);
+		if (field_of(op.response, c->t) != (c->mine & 0xfff)) {
+			c->err = 1;
+			snprintf(c->what, sizeof(c->what),
+				 "op %u: own field %u, expected %u (response %016llx)",
+				 k, field_of(op.response, c->t), c->mine & 0xfff,
+				 op.response);
+			break;
+		}
+		for (f = 0; f <= NT; f++) {
+			if (field_of(op.response, f) < seen[f]) {
+				c->err = 1;
+				snprintf(c->what, sizeof(c->what),
+					 "op %u: field %u went back from %u to %u",
+					 k, f, seen[f], field_of(op.response, f));
+				break;
+			}
+			seen[f] = field_of(op.response, f);
+		}
+		if (kind <= 5)
+			c->mine++;
+		else if (kind == 6 || op.response == last)
+			c->top++;
+		last = op.response;
+	}
+	kthread_complete_and_exit(&c->done, 0);
+}
+
+static int run_contend(struct ib_device *dev, enum ib_poll_context poll, u32 ops)
+{
+	struct contender *c;
+	struct loop l = {};
+	const char *stage;
+	u64 attempts = 0, word;
+	u32 max_attempts = 0, top = 0;
+	unsigned int t, started = 0;
+	int err = 0;
+
+	if (ops > 4000 || poll == IB_POLL_DIRECT)
+		return -EINVAL;
+	c = kcalloc(NT, sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	stage = loop_setup_api(&l, dev, dev, poll, ALL_ACCESS, ALL_ACCESS, true, 0,
+			       &err);
+	if (stage)
+		goto out;
+	WRITE_ONCE(l.target[0], 0);
+	/* Thread 0 uses the loop's own pair; the others get one each. */
+	for (t = 0; t < NT; t++) {
+		struct contender *ct = &c[t];
+
+		ct->l = &l;
+		ct->t = t;
+		ct->ops = ops;
+		init_completion(&ct->done);
+		if (!t) {
+			ct->xq = l.xqa;
+			continue;
+		}
+		stage = "qp";
+		{
+			struct ib_qp_init_attr init = {
+				.cap = { .max_send_wr = 16, .max_recv_wr = 4,
+					 .max_send_sge = 1, .max_recv_sge = 1 },
+				.sq_sig_type = IB_SIGNAL_REQ_WR,
+				.qp_type = IB_QPT_RC,
+			};
+			struct mlx_ext_qp *xq;
+			struct ib_qp *qb;
+
+			init.send_cq = init.recv_cq = l.cq;
+			xq = mlx_ext_create_qp(l.pd, &init);
+			if (IS_ERR(xq)) {
+				err = PTR_ERR(xq);
+				goto out;
+			}
+			ct->xq = xq;
+			init.send_cq = init.recv_cq = l.cq_b;
+			qb = ib_create_qp(l.pd_b, &init);
+			if (IS_ERR(qb)) {
+				err = PTR_ERR(qb);
+				goto out;
+			}
+			ct->qb = qb;
+		}
+		stage = "connect";
+		err = connect_qp(mlx_ext_qp_ib(ct->xq), ct->qb, ALL_ACCESS, &ct->qa_live);
+		if (!err)
+			err = connect_qp(ct->qb, mlx_ext_qp_ib(ct->xq), ALL_ACCESS,
+					 &ct->qb_live);
+		if (err)
+			goto out;
+		stage = NULL;
+	}
+	for (t = 0; t < NT; t++) {
+		struct task_struct *k = kthread_run(contender_run, &c[t],
+						    "mlx_ext_contend%u", t);
+
+		if (IS_ERR(k)) {
+			err = PTR_ERR(k);
+			stage = "thread";
+			break;
+		}
+		started++;
+	}
+	for (t = 0; t < started; t++)
+		wait_for_completion(&c[t].done);
+	if (stage)
+		goto out;
+	word = READ_ONCE(l.target[0]);
+	for (t = 0; t < NT; t++) {
+		if (c[t].err) {
+			stage = "thread";
+			err = c[t].err;
+			snprintf(result, RESULT_MAX, "bad %u %s\n", t, c[t].what);
+			goto out;
+		}
+		if (field_of(word, t) != (c[t].mine & 0xfff)) {
+			stage = "thread";
+			err = 1;
+			snprintf(result, RESULT_MAX, "bad %u final field %u, expected %u\n",
+				 t, field_of(word, t), c[t].mine & 0xfff);
+			goto out;
+		}
+		attempts += c[t].attempts;
+		max_attempts = max(max_attempts, c[t].max_attempts);
+		top += c[t].top;
+	}
+	if (field_of(word, NT) != (top & 0xffff)) {
+		stage = "thread";
+		err = 1;
+		snprintf(result, RESULT_MAX, "bad top final %u, expected %u\n",
+			 field_of(word, NT), top & 0xffff);
+		goto out;
+	}
+	snprintf(result, RESULT_MAX,
+		 "ok ops %u attempts %llu max %u word %016llx\n", NT * ops,
+		 attempts, max_attempts, word);
+out:
+	for (t = 1; t < NT; t++) {
+		if (c[t].xq)
+			mlx_ext_destroy_qp(c[t].xq);
+		if (c[t].qb) {
+			if (c[t].qb_live)
+				ib_drain_qp(c[t].qb);
+			ib_destroy_qp(c[t].qb);
+		}
+	}
+	loop_destroy(&l);
+	kfree(c);
+	if (stage && strncmp(result, "bad ", 4))
+		snprintf(result, RESULT_MAX, "err %s %d\n", stage, err);
+	return 0;
 }
 
 /* One error case: a fresh loopback, the case's setup, one atomic. */
@@ -822,6 +1069,8 @@ struct ulp_dev {
 	struct loop *held;
 	struct op *ops;
 	struct mlx_ext_atomic *api_ops;
+	atomic_t *api_calls;	/* done calls per API op */
+	u32 api_n;		/* API ops posted */
 	struct ib_event_handler events;
 	atomic_t port_err, port_active;
 };
@@ -841,16 +1090,25 @@ static struct ulp_dev *find_dev(const char *name)
 
 static void release(struct ulp_dev *d)
 {
+	u32 i;
+
 	if (!d->held)
 		return;
 	/* ERR, drain (every posted op completes or is flushed), destroy. */
 	loop_destroy(d->held);
+	/* mlx_ext_destroy_qp() returned: every API op reported exactly once. */
+	for (i = 0; i < d->api_n; i++)
+		if (atomic_read(&d->api_calls[i]) != 1)
+			atomic_inc(&api_other);
 	kfree(d->held);
 	kfree(d->ops);
 	kfree(d->api_ops);
+	kfree(d->api_calls);
 	d->held = NULL;
 	d->ops = NULL;
 	d->api_ops = NULL;
+	d->api_calls = NULL;
+	d->api_n = 0;
 }
 
 static int hold(struct ulp_dev *d, u32 n, bool api)
@@ -866,13 +1124,16 @@ static int hold(struct ulp_dev *d, u32 n, bool api)
 	d->held = kzalloc(sizeof(*d->held), GFP_KERNEL);
 	d->ops = kcalloc(n ? n : 1, sizeof(*d->ops), GFP_KERNEL);
 	d->api_ops = kcalloc(n ? n : 1, sizeof(*d->api_ops), GFP_KERNEL);
-	if (!d->held || !d->ops || !d->api_ops) {
+	d->api_calls = kcalloc(n ? n : 1, sizeof(*d->api_calls), GFP_KERNEL);
+	if (!d->held || !d->ops || !d->api_ops || !d->api_calls) {
 		kfree(d->held);
 		kfree(d->ops);
 		kfree(d->api_ops);
+		kfree(d->api_calls);
 		d->held = NULL;
 		d->ops = NULL;
 		d->api_ops = NULL;
+		d->api_calls = NULL;
 		return -ENOMEM;
 	}
 	stage = loop_setup_api(d->held, d->dev, d->dev, IB_POLL_WORKQUEUE,
@@ -895,9 +1156,12 @@ static int hold(struct ulp_dev *d, u32 n, bool api)
 		op->compare_add = 1ULL << (8 * i);
 		op->compare_add_mask = 0x8080808080808080ULL;
 		op->done = api_held_done;
+		op->context = &d->api_calls[i];
 		err = mlx_ext_post_atomic(d->held->xqa, op, GFP_KERNEL);
-		if (!err)
+		if (!err) {
 			atomic_inc(&api_posted);
+			d->api_n++;
+		}
 	}
 	if (stage || err) {
 		release(d);
@@ -973,11 +1237,12 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 	mutex_lock(&ulp_lock);
 	ret = -EINVAL;
 	if (sysfs_streq(buf, "apistats")) {
+		/* Read and reset: each test phase sees its own. */
 		snprintf(result, RESULT_MAX,
 			 "posted %d done %d ok %d canceled %d shutdown %d other %d\n",
-			 atomic_read(&api_posted), atomic_read(&api_done),
-			 atomic_read(&api_ok), atomic_read(&api_canceled),
-			 atomic_read(&api_shutdown), atomic_read(&api_other));
+			 atomic_xchg(&api_posted, 0), atomic_xchg(&api_done, 0),
+			 atomic_xchg(&api_ok, 0), atomic_xchg(&api_canceled, 0),
+			 atomic_xchg(&api_shutdown, 0), atomic_xchg(&api_other, 0));
 		ret = 0;
 		goto out;
 	}
@@ -1008,6 +1273,12 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 			goto out;
 		ret = run_api(d->dev, d_b->dev, poll, seed, count,
 			      !strcmp(kind, "masked"), flags);
+	} else if (!strcmp(cmd, "contend")) {
+		if (sscanf(buf, "%*s %*s %15s %u", poll_s, &count) != 2 ||
+		    parse_poll(poll_s, &poll))
+			goto out;
+		result[0] = 0;
+		ret = run_contend(d->dev, poll, count);
 	} else if (!strcmp(cmd, "apiflags")) {
 		ret = run_apiflags(d->dev);
 	} else if (!strcmp(cmd, "atomics")) {

@@ -68,15 +68,22 @@ test_api_flag_rules() {
 	for d in mlxsim0 mlxsim1 mlxsim2; do objects_zero $d || return 1; done
 }
 
-# apistats_settled POSTED: waits until every posted operation reported, then
-# checks that each got one outcome and none an unexpected error.
+# apistats_check [cancelled]: the API operations "hold" posted since the
+# last check each reported exactly once (a second report or none counts as
+# "other"), none with an unexpected error; with "cancelled", some were
+# still in flight when their QP was destroyed.
 apistats_check() {
+	want=$1
 	s=$(ulp apistats)
 	set -- $s
-	posted=$2 done=$4 other=${12}
+	posted=$2 done=$4 canceled=$8 shutdown=${10} other=${12}
 	[ "$posted" -gt 0 ] || { echo "nothing posted: $s"; return 1; }
 	expect_eq "$done" "$posted" "operations finished ($s)" || return 1
 	expect_eq "$other" 0 "unexpected outcomes ($s)" || return 1
+	if [ "$want" = cancelled ]; then
+		[ $((canceled + shutdown)) -gt 0 ] ||
+			{ echo "no operation was in flight at destroy: $s"; return 1; }
+	fi
 	echo "$s"
 }
 
@@ -89,14 +96,15 @@ test_api_destroy_with_ops_in_flight() {
 	echo 300 >$SIMDBG/mlxsim2/completion_delay_ms
 	expect_eq "$(ulp 'hold mlxsim2 4 api')" "hold 0" "hold on cx4" || return 1
 	expect_eq "$(ulp 'release mlxsim2')" "release 0" "release" || return 1
-	apistats_check || return 1
+	apistats_check cancelled || return 1
 	objects_zero mlxsim2 || return 1
 	expect_eq "$(ulp 'hold mlxsim2 8 api')" "hold 0" "hold on cx4 again" || return 1
 	sim_del 2 || return 1
-	apistats_check || return 1
+	apistats_check cancelled || return 1
 	sim_new "2 cx4" || return 1
 	expect_eq "$(ulp 'hold mlxsim0 8 api')" "hold 0" "hold on cx3" || return 1
 	expect_eq "$(ulp 'release mlxsim0')" "release 0" "release cx3" || return 1
+	apistats_check || return 1
 	expect_eq "$(ulp 'hold rxe0 8 api')" "hold 0" "hold on rxe0" || return 1
 	expect_eq "$(ulp 'release rxe0')" "release 0" "release rxe0" || return 1
 	apistats_check
@@ -115,4 +123,63 @@ test_api_emulation_faults() {
 	got=$(ulp 'api mlxsim2 softirq 12 5 masked none')
 	echo 0 >$knobs/completion_delay_ms
 	expect_eq "${got%% *}" ok "delayed emulation" || return 1
+}
+
+# A device with no atomics at all (cx4lx): the record says so and why,
+# mlx_ext_query_caps() agrees, and every operation is refused at post time
+# with -EOPNOTSUPP, the reason logged once.
+test_api_no_atomics() {
+	sim_new "3 cx4lx" || return 1
+	expect_eq "$(record mlxsim3)" "none none unavailable" "cx4lx record" || return 1
+	grep -q "no atomics" $IB/mlxsim3/mlx_ext/reason || { echo "reason: $(cat $IB/mlxsim3/mlx_ext/reason)"; return 1; }
+	expect_eq "$(ulp 'apiflags mlxsim3' | sed -n 2p)" "caps 0 0 2 0 0" "caps" || return 1
+	expect_eq "$(ulp 'api mlxsim3 softirq 12 10 masked none')" "err op -95" "masked" || return 1
+	expect_eq "$(ulp 'api mlxsim3 softirq 12 10 std none')" "err op -95" "standard" || return 1
+	expect_eq "$(dmesg | grep -c 'mlxsim3: atomics refused to a ULP')" 1 "refusals logged once" || return 1
+	objects_zero mlxsim3 || return 1
+	sim_del 3
+}
+
+# A driver the rules do not know (the simulator's) that refuses an atomic
+# work request with EOPNOTSUPP (refuse_atomics): the operation fails with
+# -EOPNOTSUPP, the device's masked_atomic_mode drops to unavailable with
+# the reason, once, and later operations are refused at post time. A new
+# device starts afresh.
+test_api_driver_refusal_downgrades() {
+	sim_new "4 cx4" || return 1
+	expect_eq "$(record mlxsim4)" "hca none emulated" "before" || return 1
+	expect_eq "$(ulp 'api mlxsim4 softirq 12 10 masked none' | cut -c1-2)" ok "before" || return 1
+	echo 1 >$SIMDBG/mlxsim4/refuse_atomics || return 1
+	expect_eq "$(ulp 'api mlxsim4 softirq 12 10 masked none')" "err op -95" "refused" || return 1
+	expect_eq "$(cat $SIMDBG/mlxsim4/refuse_atomics)" 0 "knob used" || return 1
+	expect_eq "$(record mlxsim4)" "hca none unavailable" "after" || return 1
+	grep -q "refused an atomic work request" $IB/mlxsim4/mlx_ext/reason ||
+		{ echo "reason: $(cat $IB/mlxsim4/mlx_ext/reason)"; return 1; }
+	expect_eq "$(ulp 'apiflags mlxsim4' | sed -n 2p)" "caps 1 0 2 0 0" "caps after" || return 1
+	expect_eq "$(ulp 'api mlxsim4 softirq 12 10 std none')" "err op -95" "standard after" || return 1
+	expect_eq "$(dmesg | grep -c 'mlxsim4: the driver refused an atomic work request')" 1 \
+		"downgrade logged once" || return 1
+	objects_zero mlxsim4 || return 1
+	sim_del 4 || return 1
+	sim_new "4 cx4" || return 1
+	expect_eq "$(record mlxsim4)" "hca none emulated" "a new device" || return 1
+	sim_del 4
+}
+
+# 4 kernel threads, each with its own QP, on one word (the ULP's
+# run_contend): emulated masked FA into disjoint fields, masked CAS on them,
+# plain FA and CAS on a shared field. Every response shows the thread's own
+# field exactly as its own count (no lost update, no value the word never
+# held) and no field going back; the final word holds every count. On the
+# emulated devices (rxe0, cx4), and on cx3 natively.
+test_api_contention() {
+	for run in "rxe0 softirq 1000" "mlxsim2 workqueue 1000" "mlxsim0 unbound 500"; do
+		set -- $run
+		got=$(ulp "contend $run")
+		case "$got" in
+		"ok ops $((4 * $3)) "*) echo "$1: $got" ;;
+		*) echo "$1: $got"; return 1 ;;
+		esac
+	done
+	for d in mlxsim0 mlxsim2; do objects_zero $d || return 1; done
 }

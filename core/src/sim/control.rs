@@ -97,7 +97,7 @@ impl ControlError {
             } => "NUM_VFS must be decimal digits only",
             Self::IdOutOfRange => "ID must be at most 9999",
             Self::MissingModel => "MODEL missing: expected \"ID MODEL [PORTS [NUM_VFS]]\"",
-            Self::UnknownModel => "unknown MODEL: expected cx3, connectib or cx4",
+            Self::UnknownModel => "unknown MODEL: expected cx3, connectib, cx4 or cx4lx",
             Self::BadPorts => "PORTS must be 1 or 2",
             Self::TooManyVfs => "NUM_VFS must be 0 to 255",
             Self::TrailingInput => "too many fields",

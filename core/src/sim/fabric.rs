@@ -690,8 +690,15 @@ mod tests {
     #[test]
     fn post_check_by_model() {
         use super::super::model::MODELS;
-        let [cx3, cib, cx4] = &MODELS;
+        let [cx3, cib, cx4, cx4lx] = &MODELS;
         for op in WrOpcode::ALL {
+            let atomic = op.is_masked_atomic() || op.is_standard_atomic();
+            let want = if atomic {
+                Err(PostError::Inval)
+            } else {
+                Ok(())
+            };
+            assert_eq!(post_check(cx4lx, op), want, "{op:?}");
             assert_eq!(post_check(cx3, op), Ok(()), "{op:?}");
             assert_eq!(post_check(cib, op), Ok(()), "{op:?}");
             let want = if op.is_masked_atomic() {

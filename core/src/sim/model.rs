@@ -49,7 +49,7 @@ const MELLANOX: u32 = 0x02c9;
 
 /// Every model the simulator knows, in the order `new_device`'s error message
 /// lists them.
-pub static MODELS: [Model; 3] = [
+pub static MODELS: [Model; 4] = [
     // mlx4: masked_atomic_cap = atomic_cap, all four atomic opcodes posted,
     // replies in host order. Firmware 2.42.5000 is ConnectX-3's last.
     Model {
@@ -93,6 +93,20 @@ pub static MODELS: [Model; 3] = [
         reply_order: ReplyOrder::Host,
         fw_ver: fw(12, 28, 2006),
     },
+    // No atomics at all: what upstream mlx5 reports for an adapter whose
+    // firmware cannot reply in host order. For the API's refusals.
+    Model {
+        name: "cx4lx",
+        description: "ConnectX-4 Lx",
+        vendor_id: MELLANOX,
+        vendor_part_id: 4117,
+        hw_ver: 0,
+        atomic_cap: AtomicCap::None,
+        masked_atomic_cap: AtomicCap::None,
+        masked_atomics: false,
+        reply_order: ReplyOrder::Host,
+        fw_ver: fw(14, 32, 1010),
+    },
 ];
 
 /// Returns the model whose name is exactly `name` (case-sensitive, no
@@ -131,7 +145,7 @@ mod tests {
 
     #[test]
     fn table_is_pinned_row_by_row() {
-        let expected: [Row; 3] = [
+        let expected: [Row; 4] = [
             (
                 "cx3",
                 "ConnectX-3",
@@ -158,6 +172,16 @@ mod tests {
                 0x02c9,
                 4115,
                 AtomicCap::Hca,
+                AtomicCap::None,
+                false,
+                ReplyOrder::Host,
+            ),
+            (
+                "cx4lx",
+                "ConnectX-4 Lx",
+                0x02c9,
+                4117,
+                AtomicCap::None,
                 AtomicCap::None,
                 false,
                 ReplyOrder::Host,
@@ -197,12 +221,13 @@ mod tests {
 
     #[test]
     fn firmware_versions_are_packed_like_mlx4() {
-        let [cx3, cib, cx4] = &MODELS;
+        let [cx3, cib, cx4, cx4lx] = &MODELS;
         assert_eq!(cx3.fw_ver, 0x0002_002a_1388); // 2.42.5000
         assert_eq!(cib.fw_ver >> 32, 10);
         assert_eq!((cib.fw_ver >> 16) & 0xffff, 16);
         assert_eq!(cib.fw_ver & 0xffff, 1200);
         assert_eq!(cx4.fw_ver, (12 << 32) | (28 << 16) | 2006);
+        assert_eq!(cx4lx.fw_ver, (14 << 32) | (32 << 16) | 1010);
     }
 
     #[test]
