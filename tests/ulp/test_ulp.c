@@ -45,6 +45,9 @@
  *	own, plain FA and CAS on a shared one) and check every response
  *	(run_contend). Result "ok ops N attempts A max M word W",
  *	"bad THREAD WHAT" or "err STAGE CODE".
+ *   bench DEV POLL OPS [short]
+ *	The benchmark (run_bench): "NAME VALUE UNIT (W WR/op)" lines; with
+ *	"short" only masked CAS and FA on a warm word.
  *   apistats
  *	"posted P done D ok O canceled C shutdown S other X": the API
  *	operations "hold" posted and the outcomes their callbacks reported
@@ -750,6 +753,7 @@ struct contender {
 	u64 attempts;
 	u32 max_attempts;
 	int err;		/* 0, an errno, or 1 for a wrong response */
+	u32 opcode;		/* bench_thread's operation */
 	char what[96];
 	struct completion done;
 };
@@ -828,89 +832,133 @@ static int contender_run(void *arg)
 	kthread_complete_and_exit(&c->done, 0);
 }
 
-static int run_contend(struct ib_device *dev, enum ib_poll_context poll, u32 ops)
-{
-	struct contender *c;
-	struct loop l = {};
-	const char *stage;
-	u64 attempts = 0, word;
-	u32 max_attempts = 0, top = 0;
-	unsigned int t, started = 0;
-	int err = 0;
+/* A loopback with NT requester QPs (mlx_ext's) on one region. */
+struct contend_set {
+	struct loop l;
+	struct contender c[NT];
+};
 
-	if (ops > 4000 || poll == IB_POLL_DIRECT)
-		return -EINVAL;
-	c = kcalloc(NT, sizeof(*c), GFP_KERNEL);
-	if (!c)
-		return -ENOMEM;
-	stage = loop_setup_api(&l, dev, dev, poll, ALL_ACCESS, ALL_ACCESS, true, 0,
-			       &err);
+static const char *contend_setup(struct contend_set *cs, struct ib_device *dev,
+				 enum ib_poll_context poll, u32 ops, int *err)
+{
+	struct loop *l = &cs->l;
+	const char *stage;
+	unsigned int t;
+
+	stage = loop_setup_api(l, dev, dev, poll, ALL_ACCESS, ALL_ACCESS, true, 0,
+			       err);
 	if (stage)
-		goto out;
-	WRITE_ONCE(l.target[0], 0);
+		return stage;
 	/* Thread 0 uses the loop's own pair; the others get one each. */
 	for (t = 0; t < NT; t++) {
-		struct contender *ct = &c[t];
+		struct contender *ct = &cs->c[t];
+		struct ib_qp_init_attr init = {
+			.cap = { .max_send_wr = 16, .max_recv_wr = 4,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+			.sq_sig_type = IB_SIGNAL_REQ_WR,
+			.qp_type = IB_QPT_RC,
+		};
+		struct mlx_ext_qp *xq;
+		struct ib_qp *qb;
 
-		ct->l = &l;
+		ct->l = l;
 		ct->t = t;
 		ct->ops = ops;
 		init_completion(&ct->done);
 		if (!t) {
-			ct->xq = l.xqa;
+			ct->xq = l->xqa;
 			continue;
 		}
-		stage = "qp";
-		{
-			struct ib_qp_init_attr init = {
-				.cap = { .max_send_wr = 16, .max_recv_wr = 4,
-					 .max_send_sge = 1, .max_recv_sge = 1 },
-				.sq_sig_type = IB_SIGNAL_REQ_WR,
-				.qp_type = IB_QPT_RC,
-			};
-			struct mlx_ext_qp *xq;
-			struct ib_qp *qb;
-
-			init.send_cq = init.recv_cq = l.cq;
-			xq = mlx_ext_create_qp(l.pd, &init);
-			if (IS_ERR(xq)) {
-				err = PTR_ERR(xq);
-				goto out;
-			}
-			ct->xq = xq;
-			init.send_cq = init.recv_cq = l.cq_b;
-			qb = ib_create_qp(l.pd_b, &init);
-			if (IS_ERR(qb)) {
-				err = PTR_ERR(qb);
-				goto out;
-			}
-			ct->qb = qb;
+		init.send_cq = init.recv_cq = l->cq;
+		xq = mlx_ext_create_qp(l->pd, &init);
+		if (IS_ERR(xq)) {
+			*err = PTR_ERR(xq);
+			return "qp";
 		}
-		stage = "connect";
-		err = connect_qp(mlx_ext_qp_ib(ct->xq), ct->qb, ALL_ACCESS, &ct->qa_live);
-		if (!err)
-			err = connect_qp(ct->qb, mlx_ext_qp_ib(ct->xq), ALL_ACCESS,
-					 &ct->qb_live);
-		if (err)
-			goto out;
-		stage = NULL;
+		ct->xq = xq;
+		init.send_cq = init.recv_cq = l->cq_b;
+		qb = ib_create_qp(l->pd_b, &init);
+		if (IS_ERR(qb)) {
+			*err = PTR_ERR(qb);
+			return "qp";
+		}
+		ct->qb = qb;
+		*err = connect_qp(mlx_ext_qp_ib(ct->xq), ct->qb, ALL_ACCESS,
+				  &ct->qa_live);
+		if (!*err)
+			*err = connect_qp(ct->qb, mlx_ext_qp_ib(ct->xq), ALL_ACCESS,
+					  &ct->qb_live);
+		if (*err)
+			return "connect";
 	}
+	return NULL;
+}
+
+static void contend_teardown(struct contend_set *cs)
+{
+	unsigned int t;
+
+	for (t = 1; t < NT; t++) {
+		struct contender *ct = &cs->c[t];
+
+		if (ct->xq)
+			mlx_ext_destroy_qp(ct->xq);
+		if (ct->qb) {
+			if (ct->qb_live)
+				ib_drain_qp(ct->qb);
+			ib_destroy_qp(ct->qb);
+		}
+	}
+	loop_destroy(&cs->l);
+}
+
+/* Runs @fn on each contender in its own thread and waits for them all. */
+static int contend_go(struct contend_set *cs, int (*fn)(void *))
+{
+	unsigned int t, started = 0;
+	int err = 0;
+
 	for (t = 0; t < NT; t++) {
-		struct task_struct *k = kthread_run(contender_run, &c[t],
+		struct task_struct *k = kthread_run(fn, &cs->c[t],
 						    "mlx_ext_contend%u", t);
 
 		if (IS_ERR(k)) {
 			err = PTR_ERR(k);
-			stage = "thread";
 			break;
 		}
 		started++;
 	}
 	for (t = 0; t < started; t++)
-		wait_for_completion(&c[t].done);
+		wait_for_completion(&cs->c[t].done);
+	return err;
+}
+
+static int run_contend(struct ib_device *dev, enum ib_poll_context poll, u32 ops)
+{
+	struct contend_set *cs;
+	struct contender *c;
+	const char *stage;
+	u64 attempts = 0, word;
+	u32 max_attempts = 0, top = 0;
+	unsigned int t;
+	int err = 0;
+
+	if (ops > 4000 || poll == IB_POLL_DIRECT)
+		return -EINVAL;
+	cs = kzalloc(sizeof(*cs), GFP_KERNEL);
+	if (!cs)
+		return -ENOMEM;
+	c = cs->c;
+	stage = contend_setup(cs, dev, poll, ops, &err);
 	if (stage)
 		goto out;
-	word = READ_ONCE(l.target[0]);
+	WRITE_ONCE(cs->l.target[0], 0);
+	err = contend_go(cs, contender_run);
+	if (err) {
+		stage = "thread";
+		goto out;
+	}
+	word = READ_ONCE(cs->l.target[0]);
 	for (t = 0; t < NT; t++) {
 		if (c[t].err) {
 			stage = "thread";
@@ -940,19 +988,201 @@ static int run_contend(struct ib_device *dev, enum ib_poll_context poll, u32 ops
 		 "ok ops %u attempts %llu max %u word %016llx\n", NT * ops,
 		 attempts, max_attempts, word);
 out:
-	for (t = 1; t < NT; t++) {
-		if (c[t].xq)
-			mlx_ext_destroy_qp(c[t].xq);
-		if (c[t].qb) {
-			if (c[t].qb_live)
-				ib_drain_qp(c[t].qb);
-			ib_destroy_qp(c[t].qb);
-		}
-	}
-	loop_destroy(&l);
-	kfree(c);
+	contend_teardown(cs);
+	kfree(cs);
 	if (stage && strncmp(result, "bad ", 4))
 		snprintf(result, RESULT_MAX, "err %s %d\n", stage, err);
+	return 0;
+}
+
+/*
+ * The benchmark (tests/vm/bench.sh, make bench): ns per operation through
+ * the API, sequential on one QP, and throughput of NT threads with a QP
+ * each on one word.
+ */
+#define WORDS_PER_PAGE (PAGE_SIZE / sizeof(u64))
+
+static void bench_fill(struct mlx_ext_atomic *op, u32 opcode, u64 addr, u32 rkey,
+		       u64 last)
+{
+	memset(op, 0, sizeof(*op));
+	op->opcode = opcode;
+	op->size = 8;
+	op->remote_addr = addr;
+	op->rkey = rkey;
+	switch (opcode) {
+	case MLX_EXT_ATOMIC_CMP_SWP:
+		op->compare_add = last;
+		op->swap = last + 1;
+		break;
+	case MLX_EXT_ATOMIC_FETCH_ADD:
+		op->compare_add = 1;
+		break;
+	case MLX_EXT_MASKED_CMP_SWP:
+		/* Compare and swap the low byte: it takes place. */
+		op->compare_add = last;
+		op->compare_add_mask = 0xff;
+		op->swap = last + 1;
+		op->swap_mask = 0xff;
+		break;
+	default:
+		op->compare_add = 0x0101010101010101ULL;
+		op->compare_add_mask = 0x8080808080808080ULL;
+		break;
+	}
+}
+
+/*
+ * @ops sequential operations of @opcode; @cold: each on another word of the
+ * page (512 words, more than the guess cache holds, each holding a value
+ * the guess of zero misses), else all on word 0. Returns ns per operation,
+ * or a negative errno; *@wrs gets the work requests they took.
+ */
+static s64 bench_seq(struct loop *l, u32 opcode, u32 ops, bool cold, u64 *wrs)
+{
+	u64 last = 0, t0;
+	u32 i;
+	int ret;
+
+	*wrs = 0;
+	t0 = ktime_get_ns();
+	for (i = 0; i < ops; i++) {
+		u32 w = cold ? i % WORDS_PER_PAGE : 0;
+		struct mlx_ext_atomic op;
+
+		bench_fill(&op, opcode, word_addr(l, w), l->mr->rkey, last);
+		ret = mlx_ext_atomic(l->xqa, &op);
+		if (ret)
+			return ret;
+		last = op.response;
+		*wrs += op.attempts;
+	}
+	return div_u64(ktime_get_ns() - t0, ops);
+}
+
+/* The same with plain verbs, no mlx_ext: CAS on word 0. */
+static s64 bench_verbs_cas(struct loop *l, u32 ops)
+{
+	u64 t0 = ktime_get_ns(), last = 0;
+	struct op op;
+	u32 i;
+	int ret;
+
+	for (i = 0; i < ops; i++) {
+		ret = post_atomic(l, &op, IB_WR_ATOMIC_CMP_AND_SWP, word_addr(l, 0),
+				  l->mr->rkey, sizeof(u64), last, 0, last + 1, 0);
+		if (!ret)
+			ret = op_wait(l, &op);
+		if (ret)
+			return ret < 0 ? ret : -EIO;
+		last = READ_ONCE(*l->reply);
+	}
+	return div_u64(ktime_get_ns() - t0, ops);
+}
+
+static int bench_thread(void *arg)
+{
+	struct contender *c = arg;
+	u32 k;
+
+	for (k = 0; k < c->ops && !c->err; k++) {
+		struct mlx_ext_atomic op;
+
+		bench_fill(&op, c->opcode, word_addr(c->l, 0), c->l->mr->rkey, 0);
+		c->err = mlx_ext_atomic(c->xq, &op);
+		c->attempts += op.attempts;
+	}
+	kthread_complete_and_exit(&c->done, 0);
+}
+
+/* NT threads, @ops each, of @opcode on word 0: total operations per second. */
+static s64 bench_4way(struct contend_set *cs, u32 opcode, u32 ops, u64 *wrs)
+{
+	unsigned int t;
+	u64 t0, ns;
+	int err;
+
+	*wrs = 0;
+	for (t = 0; t < NT; t++) {
+		cs->c[t].opcode = opcode;
+		cs->c[t].ops = ops;
+		cs->c[t].err = 0;
+		cs->c[t].attempts = 0;
+		reinit_completion(&cs->c[t].done);
+	}
+	t0 = ktime_get_ns();
+	err = contend_go(cs, bench_thread);
+	ns = ktime_get_ns() - t0;
+	if (err)
+		return err;
+	for (t = 0; t < NT; t++) {
+		if (cs->c[t].err)
+			return cs->c[t].err;
+		*wrs += cs->c[t].attempts;
+	}
+	return div64_u64((u64)NT * ops * NSEC_PER_SEC, max_t(u64, ns, 1));
+}
+
+static size_t bench_line(size_t n, const char *name, s64 v, const char *unit,
+			 u64 wrs, u32 ops)
+{
+	if (v < 0)
+		return n + scnprintf(result + n, RESULT_MAX - n, "%s error %lld\n",
+				     name, v);
+	return n + scnprintf(result + n, RESULT_MAX - n,
+			     "%s %lld %s (%llu.%02llu WR/op)\n", name, v, unit,
+			     div_u64(wrs, ops), div_u64(wrs * 100, ops) % 100);
+}
+
+static int run_bench(struct ib_device *dev, enum ib_poll_context poll, u32 ops,
+		     bool full)
+{
+	struct contend_set *cs;
+	struct loop *l;
+	const char *stage;
+	size_t n = 0;
+	u64 wrs;
+	s64 v;
+	int err = 0;
+	u32 w;
+
+	if (!ops || ops > 100000 || poll == IB_POLL_DIRECT)
+		return -EINVAL;
+	cs = kzalloc(sizeof(*cs), GFP_KERNEL);
+	if (!cs)
+		return -ENOMEM;
+	l = &cs->l;
+	result[0] = 0;
+	stage = contend_setup(cs, dev, poll, ops, &err);
+	if (stage) {
+		snprintf(result, RESULT_MAX, "err %s %d\n", stage, err);
+		goto out;
+	}
+	for (w = 0; w < WORDS_PER_PAGE; w++)
+		WRITE_ONCE(l->target[w], 0x5555555555555555ULL + w);
+	if (full) {
+		v = bench_verbs_cas(l, ops);
+		n = bench_line(n, "verbs_cas", v, "ns/op", v < 0 ? 0 : ops, ops);
+		v = bench_seq(l, MLX_EXT_ATOMIC_CMP_SWP, ops, false, &wrs);
+		n = bench_line(n, "cas", v, "ns/op", wrs, ops);
+	}
+	v = bench_seq(l, MLX_EXT_MASKED_CMP_SWP, ops, false, &wrs);
+	n = bench_line(n, "masked_cas_warm", v, "ns/op", wrs, ops);
+	v = bench_seq(l, MLX_EXT_MASKED_FETCH_ADD, ops, false, &wrs);
+	n = bench_line(n, "masked_fa_warm", v, "ns/op", wrs, ops);
+	if (!full)
+		goto out;
+	v = bench_seq(l, MLX_EXT_MASKED_CMP_SWP, ops, true, &wrs);
+	n = bench_line(n, "masked_cas_cold", v, "ns/op", wrs, ops);
+	v = bench_seq(l, MLX_EXT_MASKED_FETCH_ADD, ops, true, &wrs);
+	n = bench_line(n, "masked_fa_cold", v, "ns/op", wrs, ops);
+	v = bench_4way(cs, MLX_EXT_ATOMIC_FETCH_ADD, ops / NT, &wrs);
+	n = bench_line(n, "fa_4way", v, "ops/s", wrs, ops / NT * NT);
+	v = bench_4way(cs, MLX_EXT_MASKED_FETCH_ADD, ops / NT, &wrs);
+	n = bench_line(n, "masked_fa_4way", v, "ops/s", wrs, ops / NT * NT);
+out:
+	contend_teardown(cs);
+	kfree(cs);
 	return 0;
 }
 
@@ -1273,6 +1503,12 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 			goto out;
 		ret = run_api(d->dev, d_b->dev, poll, seed, count,
 			      !strcmp(kind, "masked"), flags);
+	} else if (!strcmp(cmd, "bench")) {
+		kind[0] = 0;
+		if (sscanf(buf, "%*s %*s %15s %u %15s", poll_s, &count, kind) < 2 ||
+		    parse_poll(poll_s, &poll))
+			goto out;
+		ret = run_bench(d->dev, poll, count, strcmp(kind, "short"));
 	} else if (!strcmp(cmd, "contend")) {
 		if (sscanf(buf, "%*s %*s %15s %u", poll_s, &count) != 2 ||
 		    parse_poll(poll_s, &poll))

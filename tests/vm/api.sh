@@ -90,8 +90,9 @@ apistats_check() {
 # Destroy and device removal while operations are in flight: emulated masked
 # FAs contending on one word of cx4 with completions 300 ms late, released
 # (mlx_ext_destroy_qp) or removed with the device (del_device: the ULP's
-# remove destroys the QP); on rxe0 and cx3 too. Every operation finishes
-# exactly once, nothing is left on the device.
+# remove destroys the QP); on cx3 and rxe0 too, and rdma link delete of
+# rxe0. Every operation finishes exactly once, nothing is left on the
+# device.
 test_api_destroy_with_ops_in_flight() {
 	echo 300 >$SIMDBG/mlxsim2/completion_delay_ms
 	expect_eq "$(ulp 'hold mlxsim2 4 api')" "hold 0" "hold on cx4" || return 1
@@ -107,7 +108,14 @@ test_api_destroy_with_ops_in_flight() {
 	apistats_check || return 1
 	expect_eq "$(ulp 'hold rxe0 8 api')" "hold 0" "hold on rxe0" || return 1
 	expect_eq "$(ulp 'release rxe0')" "release 0" "release rxe0" || return 1
-	apistats_check
+	apistats_check || return 1
+	# rdma link delete with operations held: the ULP's remove destroys.
+	expect_eq "$(ulp 'hold rxe0 8 api')" "hold 0" "hold on rxe0 again" || return 1
+	rdma link delete rxe0 || return 1
+	[ ! -e $IB/rxe0 ] || { echo "rxe0 still there"; return 1; }
+	apistats_check || return 1
+	add_rxe0 || return 1
+	expect_eq "$(ulp 'api rxe0 softirq 12 20 masked none' | cut -c1-2)" ok "a new rxe0"
 }
 
 # Fault injection during emulation: an error completion ends the operation

@@ -31,7 +31,7 @@ for d in "rxe0 none" "mlxsim0 none" "mlxsim1 be" "mlxsim2 none"; do
 	echo "api $1 softirq 7 100 masked $2" >$ctl || exit 1
 	echo "$1 ($(cat $IB/$1/mlx_ext/masked_atomic_mode)): 100 random masked CAS/FA: $(cat $ctl)"
 done
-echo "(the VM tests compare the digest with the host's reference arithmetic; attempts counts work requests)"
+echo "(one digest of every response and the final memory: the same on every device, and the VM tests compare it with the host's reference arithmetic; attempts counts work requests, one per emulated operation but the first on each of the 8 words)"
 rmmod mlx_ext_test_ulp || exit 1
 step "rmmod mlx_ext; rmmod mlx_ext_sim"
 rmmod mlx_ext || exit 1
