@@ -12,6 +12,8 @@
 //!   completion statuses, the `ib_atomic_wr` operand mapping, reply bytes and
 //!   QP states, with the numeric values of the 6.12 `ib_verbs.h` enums.
 //! - [`faults`]: the injected failures of object creation.
+//! - [`sa`]: the subnet administrator a simulated port answers SA MADs with
+//!   (GuidInfoRecord SET/DELETE, ClassPortInfo), programmable, logged by TID.
 //!
 //! The kernel mounts this directory with `#[path]`, so files here name each
 //! other through `super::` and their siblings as `crate::atomics` and
@@ -21,6 +23,7 @@ pub mod control;
 pub mod fabric;
 pub mod faults;
 pub mod model;
+pub mod sa;
 
 pub use control::{ControlError, Field, NewDevice};
 pub use fabric::{

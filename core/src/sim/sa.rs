@@ -1,0 +1,730 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The simulator's subnet administrator (issue 12, SPEC section 4): what it
+//! answers to the SubnAdm MADs ib_sa sends on a port's GSI QP, decided here
+//! without a kernel so that every rule is tested on the host.
+//!
+//! - The MAD layout: the common MAD header (IBA 13.4.3), the SA header
+//!   (IBA 15.2.1.1) and the GuidInfoRecord attribute (IBA 15.2.5.18, `struct
+//!   ib_sa_guidinfo_rec` in `core/sa_query.c`), big-endian on the wire.
+//! - [`Sa`]: one port's SA. It keeps the port's alias GUID table as the SM
+//!   grants it, answers GuidInfoRecord SET and DELETE and ClassPortInfo GET,
+//!   and is programmable: accept (the default), decline given entries N
+//!   times, answer with an error status, never answer, port down.
+//! - Requests are counted by TID, not by MAD: ib_sa resends an unanswered
+//!   MAD every 100 ms with the same TID (RDMA-NOTES section 4), so a resend
+//!   is logged as a copy of its request, and a request that was answered
+//!   gets the same answer again without counting a decline twice.
+
+/// The size of a MAD.
+pub const MAD_LEN: usize = 256;
+/// `IB_MGMT_BASE_VERSION`.
+pub const BASE_VERSION: u8 = 1;
+/// `IB_MGMT_CLASS_SUBN_ADM`.
+pub const CLASS_SUBN_ADM: u8 = 0x03;
+/// `IB_SA_CLASS_VERSION`.
+pub const SA_CLASS_VERSION: u8 = 2;
+/// `IB_MGMT_METHOD_GET`.
+pub const METHOD_GET: u8 = 0x01;
+/// `IB_MGMT_METHOD_SET`.
+pub const METHOD_SET: u8 = 0x02;
+/// `IB_SA_METHOD_DELETE`.
+pub const METHOD_DELETE: u8 = 0x15;
+/// The response bit of a method (`IB_MGMT_METHOD_RESP`).
+pub const METHOD_RESP: u8 = 0x80;
+/// `IB_MGMT_METHOD_GET_RESP`.
+pub const METHOD_GET_RESP: u8 = METHOD_GET | METHOD_RESP;
+/// `IB_SA_METHOD_DELETE_RESP`.
+pub const METHOD_DELETE_RESP: u8 = METHOD_DELETE | METHOD_RESP;
+/// `IB_SA_ATTR_CLASS_PORTINFO`.
+pub const ATTR_CLASS_PORT_INFO: u16 = 0x0001;
+/// `IB_SA_ATTR_GUID_INFO_REC`.
+pub const ATTR_GUID_INFO_REC: u16 = 0x0030;
+/// MAD status "invalid field in the attribute or its modifier" (IBA
+/// 13.4.7: 7 << 2), what the SA answers to what it cannot parse.
+pub const STATUS_INVALID_FIELD: u16 = 7 << 2;
+/// SA status `ERR_REQ_INVALID` (IBA 15.2.1.1: 3 << 8), for a request whose
+/// record is not the port's.
+pub const STATUS_REQ_INVALID: u16 = 3 << 8;
+
+/// The offset of the SA data in a SubnAdm MAD (the common header is 24
+/// bytes, the SA header 20).
+pub const SA_DATA: usize = 44;
+/// The length of a GuidInfoRecord.
+pub const GUID_INFO_REC_LEN: usize = 72;
+/// The GUIDs of one record.
+pub const GUIDS_PER_RECORD: usize = 8;
+/// A port's alias GUIDs.
+pub const PORT_GUIDS: usize = 128;
+/// A port's GuidInfoRecords (the SA's block numbers).
+pub const RECORDS: usize = PORT_GUIDS / GUIDS_PER_RECORD;
+/// Component mask bit of GUID `i` of a GuidInfoRecord
+/// (`IB_SA_GUIDINFO_REC_GID0` is bit 4).
+pub const fn comp_mask_gid(i: usize) -> u64 {
+    1 << (4 + i)
+}
+/// Component mask bits of the LID and the block number.
+pub const COMP_MASK_LID: u64 = 1 << 0;
+/// See [`COMP_MASK_LID`].
+pub const COMP_MASK_BLOCK_NUM: u64 = 1 << 1;
+
+fn be16(b: &[u8; MAD_LEN], at: usize) -> u16 {
+    u16::from_be_bytes([b[at], b[at + 1]])
+}
+
+fn be64(b: &[u8; MAD_LEN], at: usize) -> u64 {
+    let mut x = [0u8; 8];
+    x.copy_from_slice(&b[at..at + 8]);
+    u64::from_be_bytes(x)
+}
+
+fn put16(b: &mut [u8; MAD_LEN], at: usize, v: u16) {
+    b[at..at + 2].copy_from_slice(&v.to_be_bytes());
+}
+
+fn put64(b: &mut [u8; MAD_LEN], at: usize, v: u64) {
+    b[at..at + 8].copy_from_slice(&v.to_be_bytes());
+}
+
+/// What a SubnAdm MAD asks, decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SaRequest {
+    /// A GuidInfoRecord SET or DELETE.
+    GuidInfo {
+        /// The transaction id (echoed in the answer).
+        tid: u64,
+        /// [`METHOD_SET`] or [`METHOD_DELETE`].
+        method: u8,
+        /// The record's LID.
+        lid: u16,
+        /// The record's block number.
+        block: u8,
+        /// The GUIDs of the record asked for: bit `i` is GUID `i`
+        /// (component mask bits 4..11).
+        mask: u8,
+        /// The record's 8 GUIDs as sent.
+        guids: [u64; GUIDS_PER_RECORD],
+    },
+    /// A ClassPortInfo GET.
+    ClassPortInfo {
+        /// The transaction id.
+        tid: u64,
+    },
+}
+
+impl SaRequest {
+    /// The request's transaction id.
+    pub const fn tid(&self) -> u64 {
+        match self {
+            Self::GuidInfo { tid, .. } | Self::ClassPortInfo { tid } => *tid,
+        }
+    }
+}
+
+/// Why a MAD is not a request this SA answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MadError {
+    /// Not a SubnAdm request of class version 2 (for someone else: let it
+    /// go, as an SA that does not know it).
+    NotForSa,
+    /// A SubnAdm request this SA does not implement: a method or an
+    /// attribute other than the ones above (answered with an error status).
+    Unsupported {
+        /// Its transaction id.
+        tid: u64,
+        /// Its method.
+        method: u8,
+    },
+}
+
+/// Decodes a MAD sent to the SA.
+pub fn decode(mad: &[u8; MAD_LEN]) -> Result<SaRequest, MadError> {
+    if mad[0] != BASE_VERSION || mad[1] != CLASS_SUBN_ADM || mad[2] != SA_CLASS_VERSION {
+        return Err(MadError::NotForSa);
+    }
+    let method = mad[3];
+    if method & METHOD_RESP != 0 {
+        return Err(MadError::NotForSa);
+    }
+    let tid = be64(mad, 8);
+    let attr = be16(mad, 16);
+    match (method, attr) {
+        (METHOD_GET, ATTR_CLASS_PORT_INFO) => Ok(SaRequest::ClassPortInfo { tid }),
+        (METHOD_SET | METHOD_DELETE, ATTR_GUID_INFO_REC) => {
+            let comp = be64(mad, 36);
+            let d = SA_DATA;
+            let mut guids = [0u64; GUIDS_PER_RECORD];
+            for (i, g) in guids.iter_mut().enumerate() {
+                *g = be64(mad, d + 8 + 8 * i);
+            }
+            let mut mask = 0u8;
+            for i in 0..GUIDS_PER_RECORD {
+                if comp & comp_mask_gid(i) != 0 {
+                    mask |= 1 << i;
+                }
+            }
+            Ok(SaRequest::GuidInfo {
+                tid,
+                method,
+                lid: be16(mad, d),
+                block: mad[d + 2],
+                mask,
+                guids,
+            })
+        }
+        _ => Err(MadError::Unsupported { tid, method }),
+    }
+}
+
+/// The method of the answer to a request with `method`: GetResp for a Get
+/// and a Set (IBA 15.4), the method with the response bit otherwise
+/// (DeleteResp for a Delete).
+pub const fn response_method(method: u8) -> u8 {
+    match method {
+        METHOD_GET | METHOD_SET => METHOD_GET_RESP,
+        m => m | METHOD_RESP,
+    }
+}
+
+/// Builds the answer to a request MAD `req`: the same header with the
+/// response method, `status`, and `data` as the SA data.
+pub fn encode_answer(req: &[u8; MAD_LEN], status: u16, data: &[u8]) -> [u8; MAD_LEN] {
+    let mut out = [0u8; MAD_LEN];
+    out[..SA_DATA].copy_from_slice(&req[..SA_DATA]);
+    out[3] = response_method(req[3]);
+    put16(&mut out, 4, status);
+    // AttributeOffset: the record's length in 8-byte words.
+    put16(&mut out, 32, (GUID_INFO_REC_LEN / 8) as u16);
+    let n = data.len().min(MAD_LEN - SA_DATA);
+    out[SA_DATA..SA_DATA + n].copy_from_slice(&data[..n]);
+    out
+}
+
+/// Encodes a GuidInfoRecord.
+pub fn guid_info_rec(
+    lid: u16,
+    block: u8,
+    guids: &[u64; GUIDS_PER_RECORD],
+) -> [u8; GUID_INFO_REC_LEN] {
+    let mut r = [0u8; GUID_INFO_REC_LEN];
+    r[0..2].copy_from_slice(&lid.to_be_bytes());
+    r[2] = block;
+    for (i, g) in guids.iter().enumerate() {
+        r[8 + 8 * i..16 + 8 * i].copy_from_slice(&g.to_be_bytes());
+    }
+    r
+}
+
+/// Builds a GuidInfoRecord request MAD as `ib_sa_guid_info_rec_query`
+/// sends it (for tests and the simulator's self-checks).
+pub fn encode_request(
+    tid: u64,
+    method: u8,
+    lid: u16,
+    block: u8,
+    mask: u8,
+    guids: &[u64; GUIDS_PER_RECORD],
+) -> [u8; MAD_LEN] {
+    let mut m = [0u8; MAD_LEN];
+    m[0] = BASE_VERSION;
+    m[1] = CLASS_SUBN_ADM;
+    m[2] = SA_CLASS_VERSION;
+    m[3] = method;
+    put64(&mut m, 8, tid);
+    put16(&mut m, 16, ATTR_GUID_INFO_REC);
+    let mut comp = COMP_MASK_LID | COMP_MASK_BLOCK_NUM;
+    for i in 0..GUIDS_PER_RECORD {
+        if mask & (1 << i) != 0 {
+            comp |= comp_mask_gid(i);
+        }
+    }
+    put64(&mut m, 36, comp);
+    let rec = guid_info_rec(lid, block, guids);
+    m[SA_DATA..SA_DATA + GUID_INFO_REC_LEN].copy_from_slice(&rec);
+    m
+}
+
+/// How a port's SA answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SaMode {
+    /// Grants what it is asked (except entries told to decline).
+    Accept,
+    /// Answers every request with this MAD status (non-zero).
+    Status(u16),
+    /// Never answers.
+    Silent,
+    /// The port is down: requests are not delivered (nothing answers, as
+    /// [`SaMode::Silent`], but the log says why).
+    PortDown,
+}
+
+/// What the log holds of one request (by TID).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogEntry {
+    /// The transaction id.
+    pub tid: u64,
+    /// When the first copy arrived (the caller's clock, in ms).
+    pub first_ms: u64,
+    /// The MAD's method and attribute.
+    pub method: u8,
+    /// The attribute.
+    pub attr: u16,
+    /// For GuidInfoRecords: the block and the GUIDs asked for.
+    pub block: u8,
+    /// See [`SaRequest::GuidInfo`].
+    pub mask: u8,
+    /// How many copies arrived (resends of an unanswered MAD).
+    pub copies: u32,
+    /// The status answered, `None` while unanswered.
+    pub status: Option<u16>,
+    /// The entries of the request that were declined (bit `i`: GUID `i`).
+    pub declined: u8,
+}
+
+/// The log's capacity: the oldest requests are forgotten.
+pub const LOG_LEN: usize = 64;
+
+/// One port's SA.
+#[derive(Clone, Debug)]
+pub struct Sa {
+    lid: u16,
+    guid_base: u64,
+    mode: SaMode,
+    table: [u64; PORT_GUIDS],
+    declines: [u8; PORT_GUIDS],
+    log: [Option<LogEntry>; LOG_LEN],
+    next: usize,
+    answers: [Option<(u64, [u8; MAD_LEN])>; 4],
+    next_answer: usize,
+}
+
+/// The GUID asked for that means "assign one" (`0`).
+pub const GUID_ASSIGN: u64 = 0;
+/// The GUID that deletes an entry through a SET (all ones).
+pub const GUID_DELETE: u64 = u64::MAX;
+
+impl Sa {
+    /// The SA of a port whose LID is `lid`; it assigns `guid_base + n` to
+    /// entry `n` when asked to assign one.
+    pub const fn new(lid: u16, guid_base: u64) -> Self {
+        Self {
+            lid,
+            guid_base,
+            mode: SaMode::Accept,
+            table: [0; PORT_GUIDS],
+            declines: [0; PORT_GUIDS],
+            log: [None; LOG_LEN],
+            next: 0,
+            answers: [None; 4],
+            next_answer: 0,
+        }
+    }
+
+    /// Sets how the SA answers from now on.
+    pub fn set_mode(&mut self, mode: SaMode) {
+        self.mode = mode;
+    }
+
+    /// How the SA answers.
+    pub const fn mode(&self) -> SaMode {
+        self.mode
+    }
+
+    /// Makes the SA decline the next `times` SET requests that include
+    /// `entry` (per request: resends do not count).
+    pub fn decline(&mut self, entry: usize, times: u8) {
+        if let Some(d) = self.declines.get_mut(entry) {
+            *d = times;
+        }
+    }
+
+    /// The declines left for `entry`.
+    pub fn declines_left(&self, entry: usize) -> u8 {
+        self.declines.get(entry).copied().unwrap_or(0)
+    }
+
+    /// The GUID the SM holds for `entry` (what the port's GID table shows).
+    pub fn guid(&self, entry: usize) -> u64 {
+        self.table.get(entry).copied().unwrap_or(0)
+    }
+
+    /// The log, oldest first.
+    pub fn log(&self) -> impl Iterator<Item = &LogEntry> {
+        let (newer, older) = self.log.split_at(self.next);
+        older.iter().chain(newer.iter()).flatten()
+    }
+
+    fn log_find(&mut self, tid: u64) -> Option<&mut LogEntry> {
+        self.log.iter_mut().flatten().find(|e| e.tid == tid)
+    }
+
+    fn log_add(&mut self, entry: LogEntry) {
+        if let Some(slot) = self.log.get_mut(self.next) {
+            *slot = Some(entry);
+        }
+        self.next = (self.next + 1) % LOG_LEN;
+    }
+
+    fn remember(&mut self, tid: u64, answer: [u8; MAD_LEN]) {
+        if let Some(slot) = self.answers.get_mut(self.next_answer) {
+            *slot = Some((tid, answer));
+        }
+        self.next_answer = (self.next_answer + 1) % self.answers.len();
+    }
+
+    /// Takes one MAD sent to the SA at `now_ms`. Returns whether to send
+    /// an answer, which is then in `out`.
+    pub fn handle(&mut self, mad: &[u8; MAD_LEN], now_ms: u64, out: &mut [u8; MAD_LEN]) -> bool {
+        let (tid, method, attr) = (be64(mad, 8), mad[3], be16(mad, 16));
+        let decoded = decode(mad);
+        if decoded == Err(MadError::NotForSa) {
+            return false;
+        }
+        // A resend: the same request, counted once.
+        if let Some(e) = self.log_find(tid) {
+            e.copies = e.copies.saturating_add(1);
+            if e.status.is_some() {
+                // Answered: the same answer again (never applied twice);
+                // nothing if it is no longer kept.
+                return match self.answers.iter().flatten().find(|(t, _)| *t == tid) {
+                    Some((_, a)) => {
+                        *out = *a;
+                        true
+                    }
+                    None => false,
+                };
+            }
+            if !matches!(self.mode, SaMode::Accept | SaMode::Status(_)) {
+                return false;
+            }
+            // Unanswered so far and answerable now: answer it below, as a
+            // request whose log entry exists.
+        } else {
+            let (block, mask) = match decoded {
+                Ok(SaRequest::GuidInfo { block, mask, .. }) => (block, mask),
+                _ => (0, 0),
+            };
+            self.log_add(LogEntry {
+                tid,
+                first_ms: now_ms,
+                method,
+                attr,
+                block,
+                mask,
+                copies: 1,
+                status: None,
+                declined: 0,
+            });
+        }
+        let (status, data, declined) = match (self.mode, decoded) {
+            (SaMode::Silent | SaMode::PortDown, _) => return false,
+            (SaMode::Status(s), _) => (s, [0u8; GUID_INFO_REC_LEN], 0),
+            (SaMode::Accept, Err(_)) => (STATUS_INVALID_FIELD, [0u8; GUID_INFO_REC_LEN], 0),
+            (SaMode::Accept, Ok(SaRequest::ClassPortInfo { .. })) => {
+                // ClassPortInfo: BaseVersion, ClassVersion, CapabilityMask
+                // (none), RespTimeValue 18 (about 1 s); nothing else set.
+                let mut cpi = [0u8; GUID_INFO_REC_LEN];
+                cpi[0] = BASE_VERSION;
+                cpi[1] = SA_CLASS_VERSION;
+                cpi[9] = 18;
+                (0, cpi, 0)
+            }
+            (
+                SaMode::Accept,
+                Ok(SaRequest::GuidInfo {
+                    method,
+                    lid,
+                    block,
+                    mask,
+                    guids,
+                    ..
+                }),
+            ) => {
+                if lid != self.lid || usize::from(block) >= RECORDS {
+                    (STATUS_REQ_INVALID, [0u8; GUID_INFO_REC_LEN], 0)
+                } else {
+                    let (out, declined) = self.apply(method, block, mask, &guids);
+                    (0, guid_info_rec(lid, block, &out), declined)
+                }
+            }
+        };
+        let answer = encode_answer(mad, status, &data);
+        if let Some(e) = self.log_find(tid) {
+            e.status = Some(status);
+            e.declined = declined;
+        }
+        self.remember(tid, answer);
+        *out = answer;
+        true
+    }
+
+    /// Applies a GuidInfoRecord SET or DELETE to the table; returns the
+    /// record as answered (every GUID of the record as the SM now holds it;
+    /// a declined entry reads 0, as mlx4's alias GUID code expects) and the
+    /// declined entries.
+    fn apply(
+        &mut self,
+        method: u8,
+        block: u8,
+        mask: u8,
+        guids: &[u64; GUIDS_PER_RECORD],
+    ) -> ([u64; GUIDS_PER_RECORD], u8) {
+        let base = usize::from(block) * GUIDS_PER_RECORD;
+        let mut out = [0u64; GUIDS_PER_RECORD];
+        let mut declined = 0u8;
+        for (i, g) in out.iter_mut().enumerate() {
+            let entry = base + i;
+            let asked = mask & (1 << i) != 0;
+            let held = self.table.get(entry).copied().unwrap_or(0);
+            if !asked {
+                *g = held;
+                continue;
+            }
+            let value = if method == METHOD_DELETE {
+                0
+            } else {
+                let d = self.declines.get_mut(entry);
+                match d {
+                    Some(d) if *d > 0 => {
+                        *d -= 1;
+                        declined |= 1 << i;
+                        *g = 0;
+                        continue;
+                    }
+                    _ => {}
+                }
+                match guids.get(i).copied().unwrap_or(0) {
+                    GUID_ASSIGN => self.guid_base.wrapping_add(entry as u64),
+                    GUID_DELETE => 0,
+                    v => v,
+                }
+            };
+            if let Some(t) = self.table.get_mut(entry) {
+                *t = value;
+            }
+            *g = value;
+        }
+        (out, declined)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LID: u16 = 3;
+
+    fn set(tid: u64, block: u8, mask: u8, guids: [u64; 8]) -> [u8; MAD_LEN] {
+        encode_request(tid, METHOD_SET, LID, block, mask, &guids)
+    }
+
+    /// The SA's answer to `mad`, which must be one.
+    fn answer(sa: &mut Sa, mad: &[u8; MAD_LEN], now: u64) -> [u8; MAD_LEN] {
+        let mut out = [0u8; MAD_LEN];
+        assert!(sa.handle(mad, now, &mut out), "no answer");
+        out
+    }
+
+    /// Whether the SA answers `mad` at all.
+    fn answers(sa: &mut Sa, mad: &[u8; MAD_LEN], now: u64) -> bool {
+        sa.handle(mad, now, &mut [0u8; MAD_LEN])
+    }
+
+    fn answered_guids(a: &[u8; MAD_LEN]) -> [u64; 8] {
+        let mut g = [0u64; 8];
+        for (i, x) in g.iter_mut().enumerate() {
+            *x = be64(a, SA_DATA + 8 + 8 * i);
+        }
+        g
+    }
+
+    #[test]
+    fn decode_what_ib_sa_sends() {
+        let g = [1, 2, 3, 4, 5, 6, 7, 8];
+        let m = set(0x1234_5678_9abc_def0, 5, 0b1010_0001, g);
+        // The layout, byte by byte where it matters.
+        assert_eq!(&m[0..4], &[1, 3, 2, 2]);
+        assert_eq!(&m[8..16], &0x1234_5678_9abc_def0u64.to_be_bytes());
+        assert_eq!(&m[16..18], &[0x00, 0x30]);
+        assert_eq!(be64(&m, 36), 0b11 | (0b1010_0001 << 4));
+        assert_eq!(&m[44..47], &[0, 3, 5]);
+        assert_eq!(&m[52..60], &1u64.to_be_bytes());
+        assert_eq!(
+            decode(&m),
+            Ok(SaRequest::GuidInfo {
+                tid: 0x1234_5678_9abc_def0,
+                method: METHOD_SET,
+                lid: LID,
+                block: 5,
+                mask: 0b1010_0001,
+                guids: g,
+            })
+        );
+        let mut cpi = [0u8; MAD_LEN];
+        cpi[..4].copy_from_slice(&[1, 3, 2, METHOD_GET]);
+        cpi[17] = 1;
+        assert_eq!(decode(&cpi), Ok(SaRequest::ClassPortInfo { tid: 0 }));
+    }
+
+    #[test]
+    fn not_for_the_sa_or_unsupported() {
+        let mut m = set(1, 0, 1, [0; 8]);
+        m[1] = 0x81; // SMP
+        assert_eq!(decode(&m), Err(MadError::NotForSa));
+        let mut m = set(1, 0, 1, [0; 8]);
+        m[2] = 1;
+        assert_eq!(decode(&m), Err(MadError::NotForSa));
+        let mut m = set(1, 0, 1, [0; 8]);
+        m[3] = METHOD_GET_RESP;
+        assert_eq!(decode(&m), Err(MadError::NotForSa));
+        let mut m = set(7, 0, 1, [0; 8]);
+        m[17] = 0x31;
+        assert_eq!(
+            decode(&m),
+            Err(MadError::Unsupported {
+                tid: 7,
+                method: METHOD_SET
+            })
+        );
+        // The SA answers those with an error status; others it ignores.
+        let mut sa = Sa::new(LID, 0x100);
+        let a = answer(&mut sa, &m, 0);
+        assert_eq!((a[3], be16(&a, 4)), (METHOD_GET_RESP, STATUS_INVALID_FIELD));
+        let mut smp = set(8, 0, 1, [0; 8]);
+        smp[1] = 0x81;
+        assert!(!answers(&mut sa, &smp, 0));
+    }
+
+    #[test]
+    fn set_assigns_and_answers_with_the_record() {
+        let mut sa = Sa::new(LID, 0x0002_c903_0000_0100);
+        let m = set(42, 1, 0b0000_0011, [0, 0xabc, 9, 9, 9, 9, 9, 9]);
+        let a = answer(&mut sa, &m, 10);
+        // Same TID, GetResp, status 0, the header otherwise kept.
+        assert_eq!(be64(&a, 8), 42);
+        assert_eq!(a[3], METHOD_GET_RESP);
+        assert_eq!(be16(&a, 4), 0);
+        assert_eq!(be16(&a, 16), ATTR_GUID_INFO_REC);
+        assert_eq!(be16(&a, SA_DATA), LID);
+        assert_eq!(a[SA_DATA + 2], 1);
+        let g = answered_guids(&a);
+        // Entry 8 (0 asked): assigned; entry 9: as asked; the others,
+        // not asked for, as the SM holds them (0).
+        assert_eq!(g[0], 0x0002_c903_0000_0100 + 8);
+        assert_eq!(g[1], 0xabc);
+        assert_eq!(&g[2..], &[0; 6]);
+        assert_eq!(sa.guid(8), 0x0002_c903_0000_0108);
+        assert_eq!(sa.guid(9), 0xabc);
+        assert_eq!(sa.guid(10), 0);
+        // All ones deletes through a SET.
+        let a = answer(
+            &mut sa,
+            &set(43, 1, 0b10, [0, u64::MAX, 0, 0, 0, 0, 0, 0]),
+            20,
+        );
+        assert_eq!(answered_guids(&a)[1], 0);
+        assert_eq!(answered_guids(&a)[0], 0x0002_c903_0000_0108);
+        assert_eq!(sa.guid(9), 0);
+    }
+
+    #[test]
+    fn delete_answers_delete_resp() {
+        let mut sa = Sa::new(LID, 0x100);
+        answer(&mut sa, &set(1, 0, 0b110, [0; 8]), 0);
+        assert_eq!(sa.guid(1), 0x101);
+        let d = encode_request(2, METHOD_DELETE, LID, 0, 0b010, &[0; 8]);
+        let a = answer(&mut sa, &d, 1);
+        assert_eq!(a[3], METHOD_DELETE_RESP);
+        assert_eq!(sa.guid(1), 0);
+        assert_eq!(sa.guid(2), 0x102);
+    }
+
+    #[test]
+    fn declines_count_per_request_not_per_mad() {
+        let mut sa = Sa::new(LID, 0x100);
+        sa.decline(17, 2);
+        let m = set(5, 2, 0b11, [0, 0x77, 0, 0, 0, 0, 0, 0]);
+        // First request: entry 17 declined (reads 0), entry 16 granted.
+        let a = answer(&mut sa, &m, 0);
+        assert_eq!(answered_guids(&a)[..2], [0x110, 0]);
+        assert_eq!(sa.declines_left(17), 1);
+        // A resend of the same TID gets the same answer; nothing counted.
+        let again = answer(&mut sa, &m, 100);
+        assert_eq!(again, a);
+        assert_eq!(sa.declines_left(17), 1);
+        assert_eq!(
+            sa.log().next().map(|e| (e.copies, e.declined)),
+            Some((2, 0b10))
+        );
+        // The next request is declined too, the third granted.
+        let a = answer(&mut sa, &set(6, 2, 0b10, [0, 0x77, 0, 0, 0, 0, 0, 0]), 1000);
+        assert_eq!(answered_guids(&a)[1], 0);
+        let a = answer(&mut sa, &set(7, 2, 0b10, [0, 0x77, 0, 0, 0, 0, 0, 0]), 3000);
+        assert_eq!(answered_guids(&a)[1], 0x77);
+        let times: [u64; 3] = {
+            let mut it = sa.log().map(|e| e.first_ms);
+            [it.next().unwrap(), it.next().unwrap(), it.next().unwrap()]
+        };
+        assert_eq!(times, [0, 1000, 3000]);
+    }
+
+    #[test]
+    fn error_silent_and_port_down() {
+        let mut sa = Sa::new(LID, 0x100);
+        sa.set_mode(SaMode::Status(STATUS_REQ_INVALID));
+        let a = answer(&mut sa, &set(1, 0, 0b10, [0; 8]), 0);
+        assert_eq!(be16(&a, 4), STATUS_REQ_INVALID);
+        assert_eq!(sa.guid(1), 0);
+        sa.set_mode(SaMode::Silent);
+        let m = set(2, 0, 0b10, [0; 8]);
+        assert!(!answers(&mut sa, &m, 0));
+        assert!(!answers(&mut sa, &m, 100));
+        assert!(!answers(&mut sa, &m, 200));
+        let e = sa.log().find(|e| e.tid == 2).copied().unwrap();
+        assert_eq!((e.copies, e.status), (3, None));
+        // Accepting again: the next resend of the same TID is answered.
+        sa.set_mode(SaMode::Accept);
+        let a = answer(&mut sa, &m, 300);
+        assert_eq!(be64(&a, 8), 2);
+        assert_eq!(sa.guid(1), 0x101);
+        sa.set_mode(SaMode::PortDown);
+        assert!(!answers(&mut sa, &set(3, 0, 0b100, [0; 8]), 0));
+        assert_eq!(sa.guid(2), 0);
+    }
+
+    #[test]
+    fn wrong_lid_or_block_is_invalid() {
+        let mut sa = Sa::new(LID, 0x100);
+        let m = encode_request(1, METHOD_SET, LID + 1, 0, 1, &[0; 8]);
+        assert_eq!(be16(&answer(&mut sa, &m, 0), 4), STATUS_REQ_INVALID);
+        let m = encode_request(2, METHOD_SET, LID, 16, 1, &[0; 8]);
+        assert_eq!(be16(&answer(&mut sa, &m, 0), 4), STATUS_REQ_INVALID);
+        assert!((0..PORT_GUIDS).all(|e| sa.guid(e) == 0));
+    }
+
+    #[test]
+    fn class_port_info() {
+        let mut sa = Sa::new(LID, 0x100);
+        let mut m = [0u8; MAD_LEN];
+        m[..4].copy_from_slice(&[1, 3, 2, METHOD_GET]);
+        put64(&mut m, 8, 99);
+        put16(&mut m, 16, ATTR_CLASS_PORT_INFO);
+        let a = answer(&mut sa, &m, 0);
+        assert_eq!((a[3], be16(&a, 4), be64(&a, 8)), (METHOD_GET_RESP, 0, 99));
+        assert_eq!(&a[SA_DATA..SA_DATA + 2], &[1, 2]);
+    }
+
+    #[test]
+    fn the_log_keeps_the_latest() {
+        let mut sa = Sa::new(LID, 0x100);
+        for tid in 0..(LOG_LEN as u64 + 10) {
+            answer(&mut sa, &set(tid, 0, 1 << 1, [0; 8]), tid);
+        }
+        let tids: [u64; 2] = {
+            let mut it = sa.log().map(|e| e.tid);
+            [it.next().unwrap(), it.last().unwrap()]
+        };
+        assert_eq!(tids, [10, LOG_LEN as u64 + 9]);
+        assert_eq!(sa.log().count(), LOG_LEN);
+    }
+}
