@@ -9,8 +9,8 @@
 //! [`crate::ib::ulp`]'s QPs and requests.
 
 use crate::{
-    api::{self, errno, GuessCache, Plan, QpFlags},
-    atomics::{wr::AtomicOp, AtomicReply, Emulation, ReplyOrder, Step},
+    api::{self, errno, BatchWalk, GuessCache, Plan, QpFlags},
+    atomics::{wr::AtomicOp, AtomicReply, Be64, MaskedOp, ReplyOrder},
     caps::{AtomicCap, MaskedMode, Record},
     ib::{
         sync::IrqSpinLock,
@@ -82,6 +82,10 @@ impl DevState {
     }
 }
 
+/// How many words of one QP can have a combining batch in flight at once;
+/// an emulated operation on a further word runs on its own.
+const ACTIVE_WORDS: usize = 8;
+
 /// The mutable state of a QP.
 struct Inner {
     /// `mlx_ext_destroy_qp` started: nothing more is posted.
@@ -89,6 +93,90 @@ struct Inner {
     /// Operations posted and not finished.
     in_flight: u32,
     cache: GuessCache,
+    /// The words (rkey, address) with an emulated compare-and-swap in
+    /// flight on this QP: a new emulated operation on one of them waits in
+    /// `waiting` and joins that word's next compare-and-swap.
+    active: [Option<(u32, u64)>; ACTIVE_WORDS],
+    /// Emulated operations waiting for their word's compare-and-swap, in
+    /// the order they were posted (linked through `OpState::next`).
+    waiting: Chain,
+}
+
+impl Inner {
+    fn is_active(&self, key: (u32, u64)) -> bool {
+        self.active.contains(&Some(key))
+    }
+
+    /// Marks `key` active; false if no slot is free.
+    fn activate(&mut self, key: (u32, u64)) -> bool {
+        match self.active.iter_mut().find(|a| a.is_none()) {
+            Some(slot) => {
+                *slot = Some(key);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn deactivate(&mut self, key: (u32, u64)) {
+        if let Some(slot) = self.active.iter_mut().find(|a| **a == Some(key)) {
+            *slot = None;
+        }
+    }
+}
+
+/// A list of operations, linked through `OpState::next`, in order.
+#[derive(Default)]
+struct Chain(Option<Request<OpState>>);
+
+impl Chain {
+    fn push_back(&mut self, mut req: Request<OpState>) {
+        req.data_mut().next = Chain(None);
+        let mut cur = &mut self.0;
+        while let Some(r) = cur {
+            cur = &mut r.data_mut().next.0;
+        }
+        *cur = Some(req);
+    }
+
+    fn pop_front(&mut self) -> Option<Request<OpState>> {
+        let mut head = self.0.take()?;
+        self.0 = head.data_mut().next.0.take();
+        Some(head)
+    }
+
+    fn append(&mut self, mut other: Chain) {
+        while let Some(r) = other.pop_front() {
+            self.push_back(r);
+        }
+    }
+
+    /// Takes out the operations on `key`, keeping the order of both lists.
+    fn take_word(&mut self, key: (u32, u64)) -> Chain {
+        let mut taken = Chain(None);
+        let mut kept = Chain(None);
+        while let Some(r) = self.pop_front() {
+            if r.data().key() == key {
+                taken.push_back(r);
+            } else {
+                kept.push_back(r);
+            }
+        }
+        *self = kept;
+        taken
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
+    fn for_each(&mut self, mut f: impl FnMut(&mut OpState)) {
+        let mut cur = &mut self.0;
+        while let Some(r) = cur {
+            f(r.data_mut());
+            cur = &mut r.data_mut().next.0;
+        }
+    }
 }
 
 /// A ULP's QP, as mlx_ext keeps it.
@@ -102,37 +190,120 @@ pub struct ExtQp {
 }
 
 impl ExtQp {
-    /// Posts `op` for `req` unless the QP is being destroyed. Holding the
-    /// lock across the post orders it against `destroy`: a request posted
-    /// here is on the send queue before the drain's marker.
+    /// Posts `op` for `req` with the lock held, unless the QP is being
+    /// destroyed. Holding the lock across the post orders it against
+    /// `destroy`: a request posted here is on the send queue before the
+    /// drain's marker.
+    fn post_locked(
+        &self,
+        inner: &Inner,
+        req: Request<OpState>,
+        op: AtomicOp,
+    ) -> core::result::Result<(), (Error, Request<OpState>)> {
+        if inner.dying {
+            return Err((Error::from_errno(-errno::ESHUTDOWN), req));
+        }
+        let (rkey, addr) = req.data().key();
+        self.qp
+            .post_atomic(req, op, addr, rkey)
+            .inspect_err(|(e, _)| {
+                if e.to_errno() == -errno::EOPNOTSUPP {
+                    self.dev.driver_refused();
+                }
+            })
+    }
+
+    /// Posts `op` for `req`; `new_op` counts it as a new operation.
     fn send(
         &self,
         req: Request<OpState>,
         op: AtomicOp,
         new_op: bool,
     ) -> core::result::Result<(), (Error, Request<OpState>)> {
-        let (addr, rkey) = {
-            let r = &req.data().req;
-            (r.remote_addr, r.rkey)
-        };
+        let mut inner = self.inner.lock();
+        self.post_locked(&inner, req, op)?;
+        if new_op {
+            inner.in_flight += 1;
+        }
+        Ok(())
+    }
+
+    /// Starts an emulated operation: it joins the batch of its word if one
+    /// is in flight on this QP, else it leads one.
+    fn start_emulated(
+        &self,
+        mut req: Request<OpState>,
+    ) -> core::result::Result<(), (Error, Request<OpState>)> {
+        let key = req.data().key();
         let mut inner = self.inner.lock();
         if inner.dying {
             return Err((Error::from_errno(-errno::ESHUTDOWN), req));
         }
-        match self.qp.post_atomic(req, op, addr, rkey) {
+        if inner.is_active(key) {
+            inner.waiting.push_back(req);
+            inner.in_flight += 1;
+            return Ok(());
+        }
+        let active = inner.activate(key);
+        let guess = inner.cache.get(key.0, key.1).unwrap_or(0);
+        {
+            let st = req.data_mut();
+            st.guess = guess;
+            st.active = active;
+        }
+        let cas = batch_cas(&mut req);
+        match self.post_locked(&inner, req, cas) {
             Ok(()) => {
-                if new_op {
-                    inner.in_flight += 1;
-                }
+                inner.in_flight += 1;
                 Ok(())
             }
-            Err((e, req)) => {
-                drop(inner);
-                if e.to_errno() == -errno::EOPNOTSUPP {
-                    self.dev.driver_refused();
+            Err(e) => {
+                if active {
+                    inner.deactivate(key);
                 }
-                Err((e, req))
+                Err(e)
             }
+        }
+    }
+
+    /// Ends the batches of `key` on this QP: frees its slot and fails every
+    /// operation still waiting for it with `status`.
+    fn fail_word(&self, key: (u32, u64), status: i32, wc_status: u32) {
+        let waiting = {
+            let mut inner = self.inner.lock();
+            inner.deactivate(key);
+            inner.cache.forget(key.0, key.1);
+            inner.waiting.take_word(key)
+        };
+        fail_chain(waiting, status, wc_status, self.dev.reply_order());
+    }
+
+    /// After a batch of `key` ended with the word at `value`: the operations
+    /// that waited meanwhile make the next batch, from that exact value.
+    fn next_batch(&self, key: (u32, u64), value: u64) {
+        let mut waiting = {
+            let mut inner = self.inner.lock();
+            let w = inner.waiting.take_word(key);
+            if w.is_empty() {
+                inner.deactivate(key);
+                return;
+            }
+            w
+        };
+        let Some(mut leader) = waiting.pop_front() else {
+            return;
+        };
+        {
+            let st = leader.data_mut();
+            st.guess = value;
+            st.active = true;
+            st.followers = waiting;
+        }
+        let cas = batch_cas(&mut leader);
+        if let Err((e, leader)) = self.send(leader, cas, false) {
+            let errno = e.to_errno();
+            fail_batch(leader, errno, WC_SUCCESS, self.dev.reply_order());
+            self.fail_word(key, errno, WC_SUCCESS);
         }
     }
 
@@ -152,8 +323,23 @@ pub struct OpState {
     req: api::Request,
     /// The operation as posted directly, or `None` when emulated.
     direct: Option<AtomicOp>,
-    emulation: Option<Emulation>,
+    /// The masked operation emulated, when it is.
+    masked: Option<MaskedOp>,
+    /// A batch's leader: the guess its compare-and-swap compares with.
+    guess: u64,
+    /// A batch's leader: whether it holds its word's `active` slot.
+    active: bool,
+    /// A batch's leader: the other operations of its batch, in order.
+    followers: Chain,
+    /// The link in a [`Chain`].
+    next: Chain,
     attempts: u32,
+}
+
+impl OpState {
+    fn key(&self) -> (u32, u64) {
+        (self.req.rkey, self.req.remote_addr)
+    }
 }
 
 /// Ends an operation: tells the ULP, then lets the QP go.
@@ -171,42 +357,139 @@ fn finish(req: Request<OpState>, status: i32, wc_status: u32, reply: AtomicReply
     });
 }
 
-impl Handler for OpState {
-    fn done(mut req: Request<Self>, c: Completion) {
+/// The reply a combined operation gets: its response as the adapter would
+/// have written it (it wrote only the batch leader's).
+fn device_reply(order: ReplyOrder, value: u64) -> AtomicReply {
+    match order {
+        ReplyOrder::Host => AtomicReply::new(value, order),
+        ReplyOrder::BigEndian => AtomicReply::new(Be64::from_host(value).raw(), order),
+    }
+}
+
+/// Fails every operation of a chain.
+fn fail_chain(mut chain: Chain, status: i32, wc_status: u32, order: ReplyOrder) {
+    while let Some(r) = chain.pop_front() {
+        finish(r, status, wc_status, device_reply(order, 0));
+    }
+}
+
+/// Fails a batch: its leader and its followers.
+fn fail_batch(mut leader: Request<OpState>, status: i32, wc_status: u32, order: ReplyOrder) {
+    let followers = core::mem::take(&mut leader.data_mut().followers);
+    finish(leader, status, wc_status, device_reply(order, 0));
+    fail_chain(followers, status, wc_status, order);
+}
+
+/// The compare-and-swap that carries out a batch from its guess: the
+/// leader's operation, then each follower's, in order.
+fn batch_cas(leader: &mut Request<OpState>) -> AtomicOp {
+    let st = leader.data_mut();
+    let mut walk = BatchWalk::new(st.guess);
+    if let Some(m) = st.masked {
+        walk.step(m);
+    }
+    st.followers.for_each(|f| {
+        if let Some(m) = f.masked {
+            walk.step(m);
+        }
+    });
+    AtomicOp::CmpSwap {
+        compare: st.guess,
+        swap: walk.value(),
+    }
+}
+
+/// The completion of a batch's compare-and-swap.
+fn emulated_done(mut req: Request<OpState>, c: Completion, reply: AtomicReply) {
+    let qp = req.data().qp.clone();
+    let order = qp.dev.reply_order();
+    let key = req.data().key();
+    let active = req.data().active;
+    {
         let st = req.data_mut();
         st.attempts = st.attempts.saturating_add(1);
-        let qp = st.qp.clone();
-        let (rkey, addr) = (st.req.rkey, st.req.remote_addr);
+        st.followers
+            .for_each(|f| f.attempts = f.attempts.saturating_add(1));
+    }
+    if c.status != WC_SUCCESS {
+        let errno = -api::completion_errno(c.status);
+        fail_batch(req, errno, c.status, order);
+        if active {
+            qp.fail_word(key, errno, c.status);
+        } else {
+            qp.learn(key.0, key.1, None);
+        }
+        return;
+    }
+    let returned = reply.value();
+    let guess = req.data().guess;
+    if returned == guess {
+        // The word went from `guess` to the batch's result in one step:
+        // each operation answers what those before it left.
+        let mut walk = BatchWalk::new(guess);
+        if let Some(m) = req.data().masked {
+            walk.step(m);
+        }
+        let mut followers = core::mem::take(&mut req.data_mut().followers);
+        finish(req, 0, WC_SUCCESS, reply);
+        while let Some(f) = followers.pop_front() {
+            let response = f.data().masked.map_or(walk.value(), |m| walk.step(m));
+            finish(f, 0, WC_SUCCESS, device_reply(order, response));
+        }
+        qp.learn(key.0, key.1, Some(walk.value()));
+        if active {
+            qp.next_batch(key, walk.value());
+        }
+        return;
+    }
+    if req.data().attempts >= api::MAX_ATTEMPTS {
+        // Lost the race every time: not carried out; the word's value is
+        // the next batch's guess.
+        fail_batch(req, -errno::EAGAIN, WC_SUCCESS, order);
+        qp.learn(key.0, key.1, Some(returned));
+        if active {
+            qp.next_batch(key, returned);
+        }
+        return;
+    }
+    // Lost the race: the returned value is the next guess, and operations
+    // that waited join the batch.
+    {
+        let joined = if active {
+            qp.inner.lock().waiting.take_word(key)
+        } else {
+            Chain(None)
+        };
+        let st = req.data_mut();
+        st.guess = returned;
+        st.followers.append(joined);
+    }
+    let cas = batch_cas(&mut req);
+    if let Err((e, req)) = qp.send(req, cas, false) {
+        let errno = e.to_errno();
+        fail_batch(req, errno, WC_SUCCESS, order);
+        if active {
+            qp.fail_word(key, errno, WC_SUCCESS);
+        }
+    }
+}
+
+impl Handler for OpState {
+    fn done(req: Request<Self>, c: Completion) {
+        let qp = req.data().qp.clone();
         let reply = AtomicReply::new(c.raw_reply, qp.dev.reply_order());
+        let Some(op) = req.data().direct else {
+            return emulated_done(req, c, reply);
+        };
+        let (rkey, addr) = req.data().key();
+        let mut req = req;
+        req.data_mut().attempts = 1;
         if c.status != WC_SUCCESS {
             qp.learn(rkey, addr, None);
             return finish(req, -api::completion_errno(c.status), c.status, reply);
         }
-        let old = reply.value();
-        if let Some(op) = st.direct {
-            qp.learn(rkey, addr, Some(op.new_value(old)));
-            return finish(req, 0, WC_SUCCESS, reply);
-        }
-        let Some(emulation) = st.emulation.as_mut() else {
-            return finish(req, -errno::EIO, WC_SUCCESS, reply);
-        };
-        match emulation.complete(old) {
-            Step::Done { response } => {
-                qp.learn(rkey, addr, Some(emulation.op().apply(response)));
-                finish(req, 0, WC_SUCCESS, reply)
-            }
-            Step::Exhausted { last_seen } => {
-                qp.learn(rkey, addr, Some(last_seen));
-                finish(req, -errno::EAGAIN, WC_SUCCESS, reply)
-            }
-            Step::Next(_) => {
-                let cas = api::cas_op(emulation);
-                if let Err((e, req)) = qp.send(req, cas, false) {
-                    qp.learn(rkey, addr, None);
-                    finish(req, e.to_errno(), WC_SUCCESS, reply);
-                }
-            }
-        }
+        qp.learn(rkey, addr, Some(op.new_value(reply.value())));
+        finish(req, 0, WC_SUCCESS, reply)
     }
 }
 
@@ -300,6 +583,8 @@ impl AtomicApi for Api {
                         dying: false,
                         in_flight: 0,
                         cache: GuessCache::new(),
+                        active: [None; ACTIVE_WORDS],
+                        waiting: Chain(None),
                     },
                     "mlx_ext::ExtQp"
                 ),
@@ -339,30 +624,29 @@ impl AtomicApi for Api {
             }
             errno_err(r.errno())
         })?;
-        let (wr, direct, emulation) = match plan {
-            Plan::Direct(op) => (op, Some(op), None),
-            Plan::Emulate(m) => {
-                let guess = qp
-                    .inner
-                    .lock()
-                    .cache
-                    .get(req.rkey, req.remote_addr)
-                    .unwrap_or(0);
-                let e = Emulation::with_max_attempts(m, guess, api::MAX_ATTEMPTS);
-                (api::cas_op(&e), None, Some(e))
-            }
+        let (direct, masked) = match plan {
+            Plan::Direct(op) => (Some(op), None),
+            Plan::Emulate(m) => (None, Some(m)),
         };
         let state = OpState {
             ulp: op,
             qp: qp.clone(),
             req,
             direct,
-            emulation,
+            masked,
+            guess: 0,
+            active: false,
+            followers: Chain(None),
+            next: Chain(None),
             attempts: 0,
         };
         let request = Request::new(state, gfp)?;
         // On failure the request is dropped: the ULP's `done` is not called.
-        qp.send(request, wr, true).map_err(|(e, _)| e)
+        match direct {
+            Some(op) => qp.send(request, op, true),
+            None => qp.start_emulated(request),
+        }
+        .map_err(|(e, _)| e)
     }
 }
 

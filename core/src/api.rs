@@ -273,6 +273,41 @@ pub fn cas_op(emulation: &Emulation) -> AtomicOp {
     }
 }
 
+/// Combining: several emulated operations of one QP on one word carried out
+/// by one compare-and-swap. From the guess `g`, the operations are applied
+/// in the order they were posted: the compare-and-swap is
+/// `CAS(g, f_n(... f_1(g)))`. When it succeeds, the word went from `g` to
+/// the result in one atomic step, and the operations are linearized one
+/// after the other at that instant: operation `i` answers the value the
+/// operations before it left, exactly as if they had run alone in that
+/// order. When it fails, the returned value is the next guess and the walk
+/// starts again (more operations may join).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchWalk {
+    value: u64,
+}
+
+impl BatchWalk {
+    /// Starts from the guess.
+    pub const fn new(guess: u64) -> Self {
+        Self { value: guess }
+    }
+
+    /// Applies the next operation; returns its response (the value before
+    /// it).
+    pub fn step(&mut self, op: MaskedOp) -> u64 {
+        let before = self.value;
+        self.value = op.apply(before);
+        before
+    }
+
+    /// The word's value after the operations so far: the swap value of the
+    /// batch's compare-and-swap.
+    pub const fn value(&self) -> u64 {
+        self.value
+    }
+}
+
 /// The bound on compare-and-swaps of one emulated operation; past it the
 /// operation fails with `EAGAIN` and has not taken place.
 pub const MAX_ATTEMPTS: u32 = 1024;
@@ -617,5 +652,67 @@ mod tests {
         let before = c.get(5, 0x4000);
         c.forget(9, 0x4000);
         assert_eq!(c.get(5, 0x4000), before);
+    }
+
+    /// A batch answers what the operations, run alone one after the other,
+    /// would have answered, and leaves what they would have left.
+    #[test]
+    fn a_batch_is_its_operations_in_order() {
+        use crate::atomics::selftest::SplitMix64;
+        let mut rng = SplitMix64::new(7);
+        for _ in 0..2000 {
+            let n = (rng.next_u64() % 5) as usize + 1;
+            let mut ops = [MaskedOp::FetchAdd {
+                add: 0,
+                field_boundary: 0,
+            }; 5];
+            for op in ops.iter_mut().take(n) {
+                let (a, b, c, d) = (
+                    rng.next_u64(),
+                    rng.next_u64(),
+                    rng.next_u64(),
+                    rng.next_u64(),
+                );
+                *op = if a & 1 == 0 {
+                    MaskedOp::FetchAdd {
+                        add: b,
+                        field_boundary: c,
+                    }
+                } else {
+                    MaskedOp::CmpSwap {
+                        compare: b,
+                        compare_mask: c & d,
+                        swap: d,
+                        swap_mask: c,
+                    }
+                };
+            }
+            let guess = rng.next_u64();
+            let mut walk = BatchWalk::new(guess);
+            let mut word = guess;
+            for op in ops.iter().take(n) {
+                // The reference: the operation alone on the word.
+                let expect = word;
+                word = op.apply(word);
+                assert_eq!(walk.step(*op), expect);
+            }
+            assert_eq!(walk.value(), word);
+        }
+        // By hand: two adds into one field, then a CAS that sees them.
+        let mut w = BatchWalk::new(0x10);
+        let add = MaskedOp::FetchAdd {
+            add: 1,
+            field_boundary: 0x80,
+        };
+        assert_eq!(w.step(add), 0x10);
+        assert_eq!(w.step(add), 0x11);
+        let cas = MaskedOp::CmpSwap {
+            compare: 0x12,
+            compare_mask: 0xff,
+            swap: 0xaa,
+            swap_mask: 0xff,
+        };
+        assert_eq!(w.step(cas), 0x12);
+        assert_eq!(w.value(), 0xaa);
     }
 }

@@ -255,6 +255,11 @@ struct RequestInner<T> {
 /// buffer, and the caller's `T`.
 pub struct Request<T: Handler>(KBox<RequestInner<T>>);
 
+// SAFETY: besides `T` (which is `Send`), a request holds the device pointer
+// its reply was mapped on, used only to unmap it at completion, from
+// whichever thread completes it; the device outlives its QPs' requests.
+unsafe impl<T: Handler> Send for Request<T> {}
+
 impl<T: Handler> Request<T> {
     /// Allocates a request holding `data`.
     pub fn new(data: T, gfp: Flags) -> Result<Self> {

@@ -85,6 +85,8 @@ pub(super) struct State {
     /// How many more atomic work requests are refused at post time
     /// (`EOPNOTSUPP`).
     pub(super) refuse_atomics: AtomicU32,
+    /// Atomics executed with this adapter as the requester.
+    pub(super) atomics: AtomicU64,
     /// How long the adapter takes to execute each send request, in ms.
     pub(super) completion_delay_ms: AtomicU32,
     /// Live objects by [`Kind`].
@@ -133,6 +135,11 @@ pub(super) struct AdapterShared {
 impl AdapterShared {
     pub(super) fn take_atomic_fault(&self) -> bool {
         take_one(&self.state.fail_atomics)
+    }
+
+    /// Counts an atomic executed with this adapter as the requester.
+    pub(super) fn count_atomic(&self) {
+        self.state.atomics.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(super) fn completion_delay_ms(&self) -> u32 {
@@ -347,6 +354,7 @@ impl Adapter {
                 fail_create: AtomicU64::new(0),
                 fail_atomics: AtomicU32::new(0),
                 refuse_atomics: AtomicU32::new(0),
+                atomics: AtomicU64::new(0),
                 completion_delay_ms: AtomicU32::new(0),
                 live: [
                     AtomicU32::new(0),

@@ -228,5 +228,6 @@ fn atomic(qp: &QpShared, p: &Pending, op: AtomicOp) -> Result<u32, WcStatus> {
         .map_err(|_| WcStatus::RemAccessErr)?;
     dma::write(local, &reply_bytes(old, qp.adapter.model.reply_order))
         .map_err(|_| WcStatus::LocProtErr)?;
+    qp.adapter.count_atomic();
     Ok(8)
 }

@@ -14,6 +14,7 @@ const OBJECTS: u32 = 1;
 const FAIL_ATOMICS: u32 = 2;
 const COMPLETION_DELAY_MS: u32 = 3;
 const REFUSE_ATOMICS: u32 = 4;
+const ATOMICS: u32 = 5;
 /// The longest completion delay, in ms: a work item sleeps that long per
 /// request, and destroying a QP waits for it.
 const MAX_DELAY_MS: u32 = 10_000;
@@ -21,7 +22,7 @@ const MAX_DELAY_MS: u32 = 10_000;
 const PORT: u32 = 10;
 
 /// The knobs; `port2` last, for two-port adapters only.
-static FILES: [File<'static>; 7] = [
+static FILES: [File<'static>; 8] = [
     File {
         name: c_str!("fail_create"),
         mode: 0o600,
@@ -46,6 +47,11 @@ static FILES: [File<'static>; 7] = [
         name: c_str!("refuse_atomics"),
         mode: 0o600,
         id: REFUSE_ATOMICS,
+    },
+    File {
+        name: c_str!("atomics"),
+        mode: 0o444,
+        id: ATOMICS,
     },
     File {
         name: c_str!("port1"),
@@ -75,7 +81,7 @@ impl Knobs {
         events: Events,
         ports: u8,
     ) -> Result<debugfs::Dir<Self>> {
-        let files = FILES.get(..5 + usize::from(ports)).unwrap_or(&FILES);
+        let files = FILES.get(..6 + usize::from(ports)).unwrap_or(&FILES);
         debugfs::Dir::new_in(
             root,
             name,
@@ -104,6 +110,7 @@ impl DirOps for Knobs {
             }
             FAIL_ATOMICS => writeln!(out, "{}", s.fail_atomics.load(Ordering::Acquire)),
             REFUSE_ATOMICS => writeln!(out, "{}", s.refuse_atomics.load(Ordering::Acquire)),
+            ATOMICS => writeln!(out, "{}", s.atomics.load(Ordering::Acquire)),
             COMPLETION_DELAY_MS => {
                 writeln!(out, "{}", s.completion_delay_ms.load(Ordering::Acquire))
             }
@@ -149,7 +156,7 @@ impl DirOps for Knobs {
                 self.state.completion_delay_ms.store(ms, Ordering::Release);
                 Ok(())
             }
-            OBJECTS => Err(EPERM),
+            OBJECTS | ATOMICS => Err(EPERM),
             _ => {
                 let i = self.port_index(id)?;
                 let up = match data.strip_suffix(b"\n").unwrap_or(data) {

@@ -49,6 +49,9 @@
  *	The benchmark (run_bench): "NAME VALUE UNIT (W WR/op)" lines; with
  *	"short" only masked CAS and FA on a warm word. The sequential figures
  *	are taken in 8 rounds of OPS / 8 operations, each kind in turn.
+ *   burst DEV POLL N
+ *	N (up to 8) masked fetch-and-adds posted at once on one word from one
+ *	QP, 50 times (run_burst): "ok ops O attempts A word W" or "bad ...".
  *   apistats
  *	"posted P done D ok O canceled C shutdown S other X": the API
  *	operations "hold" posted and the outcomes their callbacks reported
@@ -755,6 +758,7 @@ struct contender {
 	u32 max_attempts;
 	int err;		/* 0, an errno, or 1 for a wrong response */
 	u32 opcode;		/* bench_thread's operation */
+	bool shared;		/* bench_thread uses thread 0's QP */
 	char what[96];
 	struct completion done;
 };
@@ -1090,14 +1094,18 @@ static int bench_thread(void *arg)
 		struct mlx_ext_atomic op;
 
 		bench_fill(&op, c->opcode, word_addr(c->l, 0), c->l->mr->rkey, 0);
-		c->err = mlx_ext_atomic(c->xq, &op);
+		c->err = mlx_ext_atomic(c->shared ? c->l->xqa : c->xq, &op);
 		c->attempts += op.attempts;
 	}
 	kthread_complete_and_exit(&c->done, 0);
 }
 
-/* NT threads, @ops each, of @opcode on word 0: total operations per second. */
-static s64 bench_4way(struct contend_set *cs, u32 opcode, u32 ops, u64 *wrs)
+/*
+ * NT threads, @ops each, of @opcode on word 0, each on its own QP or all on
+ * one (@shared): total operations per second.
+ */
+static s64 bench_4way(struct contend_set *cs, u32 opcode, u32 ops, bool shared,
+		      u64 *wrs)
 {
 	unsigned int t;
 	u64 t0, ns;
@@ -1106,6 +1114,7 @@ static s64 bench_4way(struct contend_set *cs, u32 opcode, u32 ops, u64 *wrs)
 	*wrs = 0;
 	for (t = 0; t < NT; t++) {
 		cs->c[t].opcode = opcode;
+		cs->c[t].shared = shared;
 		cs->c[t].ops = ops;
 		cs->c[t].err = 0;
 		cs->c[t].attempts = 0;
@@ -1214,13 +1223,135 @@ static int run_bench(struct ib_device *dev, enum ib_poll_context poll, u32 ops,
 	}
 	if (!full)
 		goto out;
-	v = bench_4way(cs, MLX_EXT_ATOMIC_FETCH_ADD, ops / NT, &wrs);
+	v = bench_4way(cs, MLX_EXT_ATOMIC_FETCH_ADD, ops / NT, false, &wrs);
 	n = bench_line(n, "fa_4way", v, "ops/s", wrs, ops / NT * NT);
-	v = bench_4way(cs, MLX_EXT_MASKED_FETCH_ADD, ops / NT, &wrs);
+	v = bench_4way(cs, MLX_EXT_MASKED_FETCH_ADD, ops / NT, false, &wrs);
 	n = bench_line(n, "masked_fa_4way", v, "ops/s", wrs, ops / NT * NT);
+	v = bench_4way(cs, MLX_EXT_ATOMIC_FETCH_ADD, ops / NT, true, &wrs);
+	n = bench_line(n, "fa_4way_1qp", v, "ops/s", wrs, ops / NT * NT);
+	v = bench_4way(cs, MLX_EXT_MASKED_FETCH_ADD, ops / NT, true, &wrs);
+	n = bench_line(n, "masked_fa_4way_1qp", v, "ops/s", wrs, ops / NT * NT);
 out:
 	contend_teardown(cs);
 	kfree(cs);
+	return 0;
+}
+
+/*
+ * Combining: N (up to 8) masked fetch-and-adds posted at once on one word
+ * from one QP, op i adding 1 to byte-wide field i, for ROUNDS rounds. Each
+ * response must show field i as the round number (i's own count), and the
+ * responses of a round must agree on one order: of two ops i and j,
+ * exactly one saw the other's add.
+ */
+#define BURST_ROUNDS 50
+
+struct burst {
+	struct mlx_ext_atomic op[8];
+	atomic_t left;
+	struct completion all;
+};
+
+static void burst_done(struct mlx_ext_atomic *op)
+{
+	struct burst *b = op->context;
+
+	if (atomic_dec_and_test(&b->left))
+		complete(&b->all);
+}
+
+static int run_burst(struct ib_device *dev, enum ib_poll_context poll, u32 n)
+{
+	struct loop l = {};
+	struct burst *b;
+	const char *stage;
+	u64 attempts = 0;
+	u32 r, i, j;
+	int err = 0;
+
+	if (!n || n > 8 || poll == IB_POLL_DIRECT)
+		return -EINVAL;
+	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	stage = loop_setup_api(&l, dev, dev, poll, ALL_ACCESS, ALL_ACCESS, true, 0,
+			       &err);
+	if (stage)
+		goto out;
+	WRITE_ONCE(l.target[0], 0);
+	for (r = 0; r < BURST_ROUNDS; r++) {
+		atomic_set(&b->left, n);
+		init_completion(&b->all);
+		for (i = 0; i < n; i++) {
+			struct mlx_ext_atomic *op = &b->op[i];
+
+			memset(op, 0, sizeof(*op));
+			op->opcode = MLX_EXT_MASKED_FETCH_ADD;
+			op->size = 8;
+			op->remote_addr = word_addr(&l, 0);
+			op->rkey = l.mr->rkey;
+			op->compare_add = 1ULL << (8 * i);
+			op->compare_add_mask = 0x8080808080808080ULL;
+			op->done = burst_done;
+			op->context = b;
+		}
+		for (i = 0; i < n; i++) {
+			err = mlx_ext_post_atomic(l.xqa, &b->op[i], GFP_KERNEL);
+			if (err) {
+				/* Those posted still complete: wait for them. */
+				if (atomic_sub_and_test(n - i, &b->left))
+					complete(&b->all);
+				wait_for_completion(&b->all);
+				stage = "post";
+				goto out;
+			}
+		}
+		wait_for_completion(&b->all);
+		for (i = 0; i < n; i++) {
+			u64 resp = b->op[i].response;
+
+			attempts += b->op[i].attempts;
+			if (b->op[i].status) {
+				stage = "op";
+				err = b->op[i].status;
+				goto out;
+			}
+			if (((resp >> (8 * i)) & 0xff) != r) {
+				snprintf(result, RESULT_MAX,
+					 "bad round %u op %u: own field %llu (response %016llx)\n",
+					 r, i, (resp >> (8 * i)) & 0xff, resp);
+				stage = "bad";
+				goto out;
+			}
+			for (j = 0; j < i; j++) {
+				bool i_saw_j = ((resp >> (8 * j)) & 0xff) == r + 1;
+				bool j_saw_i = ((b->op[j].response >> (8 * i)) & 0xff) == r + 1;
+
+				if (i_saw_j == j_saw_i) {
+					snprintf(result, RESULT_MAX,
+						 "bad round %u: ops %u and %u %s\n", r, i, j,
+						 i_saw_j ? "saw each other" : "saw neither");
+					stage = "bad";
+					goto out;
+				}
+			}
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (((READ_ONCE(l.target[0]) >> (8 * i)) & 0xff) != BURST_ROUNDS) {
+			snprintf(result, RESULT_MAX, "bad final field %u: %016llx\n", i,
+				 READ_ONCE(l.target[0]));
+			stage = "bad";
+			goto out;
+		}
+	}
+	snprintf(result, RESULT_MAX, "ok ops %u attempts %llu word %016llx\n",
+		 n * BURST_ROUNDS, attempts, READ_ONCE(l.target[0]));
+out:
+	loop_destroy(&l);
+	kfree(b);
+	if (stage && strcmp(stage, "bad"))
+		snprintf(result, RESULT_MAX, "err %s %d\n", stage, err);
 	return 0;
 }
 
@@ -1547,6 +1678,12 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 		    parse_poll(poll_s, &poll))
 			goto out;
 		ret = run_bench(d->dev, poll, count, strcmp(kind, "short"));
+	} else if (!strcmp(cmd, "burst")) {
+		if (sscanf(buf, "%*s %*s %15s %u", poll_s, &count) != 2 ||
+		    parse_poll(poll_s, &poll))
+			goto out;
+		result[0] = 0;
+		ret = run_burst(d->dev, poll, count);
 	} else if (!strcmp(cmd, "contend")) {
 		if (sscanf(buf, "%*s %*s %15s %u", poll_s, &count) != 2 ||
 		    parse_poll(poll_s, &poll))

@@ -332,6 +332,6 @@ ktap_run test_load_sees_rxe0 test_sysfs_matches_ib_core test_sysfs_read_only \
 	test_sim_masked_refused test_sim_atomic_errors test_sim_fault_injection \
 	test_sim_del_device_with_work_in_flight test_api_exact test_api_flag_rules \
 	test_api_destroy_with_ops_in_flight test_api_emulation_faults test_api_no_atomics \
-	test_api_driver_refusal_downgrades test_api_contention \
+	test_api_driver_refusal_downgrades test_api_contention test_api_combining \
 	test_sim_rmmod_with_devices test_kasan_active \
 	test_no_leaks test_kernel_log_clean
