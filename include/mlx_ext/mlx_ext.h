@@ -181,8 +181,10 @@ typedef void (*mlx_ext_atomic_done_t)(struct mlx_ext_atomic *op);
  * @response: the word's value before the operation, in host order
  * @raw_response: the 8 bytes the adapter wrote, unconverted: big-endian on
  *                a MLX_EXT_ATOMIC_HCA_REPLY_BE device, host order elsewhere
- *                (a native load of the reply buffer)
- * @attempts: work requests the operation took (1 unless emulated)
+ *                (a native load of the reply buffer); for an emulated
+ *                operation that shared a compare-and-swap and was not its
+ *                first, the response in that same byte order
+ * @attempts: work requests the operation took part in (1 unless emulated)
  *
  * The structure belongs to mlx_ext from a successful mlx_ext_post_atomic()
  * until @done is called.
@@ -224,8 +226,10 @@ struct mlx_ext_atomic {
  * with the QP's other work requests as any atomic is. An emulated masked
  * operation is a series of compare-and-swaps, each posted when the previous
  * one completed: it takes effect at its last one, so work requests posted
- * after this call may execute before it takes effect. Wait for @done where
- * order matters.
+ * after this call may execute before it takes effect. Emulated operations
+ * of one QP on one word take effect in the order they were posted (they
+ * may share one compare-and-swap: Documentation/ulp-api.rst, "Ordering").
+ * Wait for @done where order matters.
  */
 int mlx_ext_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 			gfp_t gfp);
