@@ -82,9 +82,19 @@ impl DevState {
     }
 }
 
-/// How many words of one QP can have a combining batch in flight at once;
-/// an emulated operation on a further word runs on its own.
-const ACTIVE_WORDS: usize = 8;
+/// How many words of one QP can have a combining batch in flight at once.
+/// An emulated operation on a further word runs on its own, and is not
+/// ordered with later operations on its word.
+const ACTIVE_WORDS: usize = 32;
+
+/// A word with a batch in flight on a QP, and the operations waiting for
+/// its next compare-and-swap.
+#[derive(Default)]
+struct Word {
+    key: Option<(u32, u64)>,
+    /// Newest first, so that joining is O(1); reversed when taken.
+    waiting_rev: Chain,
+}
 
 /// The mutable state of a QP.
 struct Inner {
@@ -94,49 +104,57 @@ struct Inner {
     in_flight: u32,
     cache: GuessCache,
     /// The words (rkey, address) with an emulated compare-and-swap in
-    /// flight on this QP: a new emulated operation on one of them waits in
-    /// `waiting` and joins that word's next compare-and-swap.
-    active: [Option<(u32, u64)>; ACTIVE_WORDS],
-    /// Emulated operations waiting for their word's compare-and-swap, in
-    /// the order they were posted (linked through `OpState::next`).
-    waiting: Chain,
+    /// flight on this QP: a new emulated operation on one of them waits
+    /// there and joins that word's next compare-and-swap.
+    words: [Word; ACTIVE_WORDS],
 }
 
 impl Inner {
-    fn is_active(&self, key: (u32, u64)) -> bool {
-        self.active.contains(&Some(key))
+    fn word(&mut self, key: (u32, u64)) -> Option<&mut Word> {
+        self.words.iter_mut().find(|w| w.key == Some(key))
     }
 
-    /// Marks `key` active; false if no slot is free.
+    /// Claims a slot for `key`; false if none is free.
     fn activate(&mut self, key: (u32, u64)) -> bool {
-        match self.active.iter_mut().find(|a| a.is_none()) {
-            Some(slot) => {
-                *slot = Some(key);
+        match self.words.iter_mut().find(|w| w.key.is_none()) {
+            Some(w) => {
+                w.key = Some(key);
                 true
             }
             None => false,
         }
     }
 
-    fn deactivate(&mut self, key: (u32, u64)) {
-        if let Some(slot) = self.active.iter_mut().find(|a| **a == Some(key)) {
-            *slot = None;
+    /// Takes the operations waiting for `key`'s next compare-and-swap, in
+    /// the order they were posted.
+    fn take_waiting(&mut self, key: (u32, u64)) -> Chain {
+        match self.word(key) {
+            Some(w) => core::mem::take(&mut w.waiting_rev).reversed(),
+            None => Chain(None),
+        }
+    }
+
+    /// Frees `key`'s slot and takes what waited for it, in one step: nothing
+    /// joins a word whose batch has ended.
+    fn end_word(&mut self, key: (u32, u64)) -> Chain {
+        match self.word(key) {
+            Some(w) => {
+                w.key = None;
+                core::mem::take(&mut w.waiting_rev).reversed()
+            }
+            None => Chain(None),
         }
     }
 }
 
-/// A list of operations, linked through `OpState::next`, in order.
+/// A list of operations, linked through `OpState::next`.
 #[derive(Default)]
 struct Chain(Option<Request<OpState>>);
 
 impl Chain {
-    fn push_back(&mut self, mut req: Request<OpState>) {
-        req.data_mut().next = Chain(None);
-        let mut cur = &mut self.0;
-        while let Some(r) = cur {
-            cur = &mut r.data_mut().next.0;
-        }
-        *cur = Some(req);
+    fn push_front(&mut self, mut req: Request<OpState>) {
+        req.data_mut().next = Chain(self.0.take());
+        self.0 = Some(req);
     }
 
     fn pop_front(&mut self) -> Option<Request<OpState>> {
@@ -145,29 +163,22 @@ impl Chain {
         Some(head)
     }
 
-    fn append(&mut self, mut other: Chain) {
-        while let Some(r) = other.pop_front() {
-            self.push_back(r);
-        }
-    }
-
-    /// Takes out the operations on `key`, keeping the order of both lists.
-    fn take_word(&mut self, key: (u32, u64)) -> Chain {
-        let mut taken = Chain(None);
-        let mut kept = Chain(None);
+    fn reversed(mut self) -> Chain {
+        let mut out = Chain(None);
         while let Some(r) = self.pop_front() {
-            if r.data().key() == key {
-                taken.push_back(r);
-            } else {
-                kept.push_back(r);
-            }
+            out.push_front(r);
         }
-        *self = kept;
-        taken
+        out
     }
 
-    fn is_empty(&self) -> bool {
-        self.0.is_none()
+    /// Appends `other` (in its order) after the operations here.
+    fn append(&mut self, other: Chain) {
+        let mut all = core::mem::take(self).reversed();
+        let mut other = other;
+        while let Some(r) = other.pop_front() {
+            all.push_front(r);
+        }
+        *self = all.reversed();
     }
 
     fn for_each(&mut self, mut f: impl FnMut(&mut OpState)) {
@@ -239,8 +250,8 @@ impl ExtQp {
         if inner.dying {
             return Err((Error::from_errno(-errno::ESHUTDOWN), req));
         }
-        if inner.is_active(key) {
-            inner.waiting.push_back(req);
+        if let Some(w) = inner.word(key) {
+            w.waiting_rev.push_front(req);
             inner.in_flight += 1;
             return Ok(());
         }
@@ -259,51 +270,52 @@ impl ExtQp {
             }
             Err(e) => {
                 if active {
-                    inner.deactivate(key);
+                    // Nothing can have joined: the lock was held throughout.
+                    inner.end_word(key);
                 }
                 Err(e)
             }
         }
     }
 
-    /// Ends the batches of `key` on this QP: frees its slot and fails every
-    /// operation still waiting for it with `status`.
-    fn fail_word(&self, key: (u32, u64), status: i32, wc_status: u32) {
-        let waiting = {
-            let mut inner = self.inner.lock();
-            inner.deactivate(key);
-            inner.cache.forget(key.0, key.1);
-            inner.waiting.take_word(key)
-        };
-        fail_chain(waiting, status, wc_status, self.dev.reply_order());
+    /// Ends `key`'s batches on this QP: frees its slot and takes every
+    /// operation still waiting for it (to fail them).
+    fn end_word(&self, key: (u32, u64)) -> Chain {
+        let mut inner = self.inner.lock();
+        inner.cache.forget(key.0, key.1);
+        inner.end_word(key)
     }
 
-    /// After a batch of `key` ended with the word at `value`: the operations
-    /// that waited meanwhile make the next batch, from that exact value.
-    fn next_batch(&self, key: (u32, u64), value: u64) {
-        let mut waiting = {
+    /// After a batch of `key` ended with the word at `value`: `first` (the
+    /// survivors of the batch, if any) and the operations that waited
+    /// meanwhile make the next batch, from that exact value.
+    fn next_batch(&self, key: (u32, u64), value: u64, first: Chain) {
+        let order = self.dev.reply_order();
+        let (leader, rest) = {
             let mut inner = self.inner.lock();
-            let w = inner.waiting.take_word(key);
-            if w.is_empty() {
-                inner.deactivate(key);
-                return;
+            let mut batch = first;
+            batch.append(inner.take_waiting(key));
+            match batch.pop_front() {
+                Some(leader) => (leader, batch),
+                None => {
+                    inner.end_word(key);
+                    return;
+                }
             }
-            w
         };
-        let Some(mut leader) = waiting.pop_front() else {
-            return;
-        };
+        let mut leader = leader;
         {
             let st = leader.data_mut();
             st.guess = value;
             st.active = true;
-            st.followers = waiting;
+            st.followers = rest;
         }
         let cas = batch_cas(&mut leader);
         if let Err((e, leader)) = self.send(leader, cas, false) {
             let errno = e.to_errno();
-            fail_batch(leader, errno, WC_SUCCESS, self.dev.reply_order());
-            self.fail_word(key, errno, WC_SUCCESS);
+            let waiting = self.end_word(key);
+            fail_batch(leader, errno, WC_SUCCESS, order);
+            fail_chain(waiting, errno, WC_SUCCESS, order);
         }
     }
 
@@ -413,12 +425,16 @@ fn emulated_done(mut req: Request<OpState>, c: Completion, reply: AtomicReply) {
     }
     if c.status != WC_SUCCESS {
         let errno = -api::completion_errno(c.status);
-        fail_batch(req, errno, c.status, order);
-        if active {
-            qp.fail_word(key, errno, c.status);
+        // The word's batches end before any callback runs: an operation a
+        // ULP posts from one starts afresh, not failed by this error.
+        let waiting = if active {
+            qp.end_word(key)
         } else {
             qp.learn(key.0, key.1, None);
-        }
+            Chain(None)
+        };
+        fail_batch(req, errno, c.status, order);
+        fail_chain(waiting, errno, c.status, order);
         return;
     }
     let returned = reply.value();
@@ -438,17 +454,26 @@ fn emulated_done(mut req: Request<OpState>, c: Completion, reply: AtomicReply) {
         }
         qp.learn(key.0, key.1, Some(walk.value()));
         if active {
-            qp.next_batch(key, walk.value());
+            qp.next_batch(key, walk.value(), Chain(None));
         }
         return;
     }
     if req.data().attempts >= api::MAX_ATTEMPTS {
-        // Lost the race every time: not carried out; the word's value is
-        // the next batch's guess.
-        fail_batch(req, -errno::EAGAIN, WC_SUCCESS, order);
+        // The operations that lost the race every time are not carried
+        // out; those that joined later go on, from the word's value.
+        let mut followers = core::mem::take(&mut req.data_mut().followers);
+        finish(req, -errno::EAGAIN, WC_SUCCESS, device_reply(order, 0));
+        let mut survivors = Chain(None);
+        while let Some(f) = followers.pop_front() {
+            if f.data().attempts >= api::MAX_ATTEMPTS {
+                finish(f, -errno::EAGAIN, WC_SUCCESS, device_reply(order, 0));
+            } else {
+                survivors.push_front(f);
+            }
+        }
         qp.learn(key.0, key.1, Some(returned));
         if active {
-            qp.next_batch(key, returned);
+            qp.next_batch(key, returned, survivors.reversed());
         }
         return;
     }
@@ -456,7 +481,7 @@ fn emulated_done(mut req: Request<OpState>, c: Completion, reply: AtomicReply) {
     // that waited join the batch.
     {
         let joined = if active {
-            qp.inner.lock().waiting.take_word(key)
+            qp.inner.lock().take_waiting(key)
         } else {
             Chain(None)
         };
@@ -467,10 +492,13 @@ fn emulated_done(mut req: Request<OpState>, c: Completion, reply: AtomicReply) {
     let cas = batch_cas(&mut req);
     if let Err((e, req)) = qp.send(req, cas, false) {
         let errno = e.to_errno();
+        let waiting = if active {
+            qp.end_word(key)
+        } else {
+            Chain(None)
+        };
         fail_batch(req, errno, WC_SUCCESS, order);
-        if active {
-            qp.fail_word(key, errno, WC_SUCCESS);
-        }
+        fail_chain(waiting, errno, WC_SUCCESS, order);
     }
 }
 
@@ -583,8 +611,7 @@ impl AtomicApi for Api {
                         dying: false,
                         in_flight: 0,
                         cache: GuessCache::new(),
-                        active: [None; ACTIVE_WORDS],
-                        waiting: Chain(None),
+                        words: Default::default(),
                     },
                     "mlx_ext::ExtQp"
                 ),
@@ -603,6 +630,23 @@ impl AtomicApi for Api {
         // completes (flushed) before this returns, and its handler, which
         // posts nothing more, has returned.
         qp.qp.destroy();
+        // After a drain nothing waits (every batch ended with its last
+        // completion); if the QP could not be drained, whatever still waits
+        // was never posted: it ends here.
+        let mut left_waiting = Chain(None);
+        {
+            let mut inner = qp.inner.lock();
+            for w in inner.words.iter_mut() {
+                w.key = None;
+                left_waiting.append(core::mem::take(&mut w.waiting_rev).reversed());
+            }
+        }
+        fail_chain(
+            left_waiting,
+            -errno::ESHUTDOWN,
+            WC_SUCCESS,
+            qp.dev.reply_order(),
+        );
         let left = qp.inner.lock().in_flight;
         if left != 0 {
             pr_warn!(
