@@ -21,6 +21,7 @@
 mod engine;
 mod error;
 mod index;
+mod placement;
 mod set;
 mod sim;
 mod sm;
@@ -30,6 +31,7 @@ mod text;
 pub use engine::{next_backoff, Action, AnswerOutcome, Config, Engine};
 pub use error::GuidError;
 pub use index::{EntryIdx, RecordIdx};
+pub use placement::{function_name, placement, NoTree, Parent, PortFacts};
 pub use set::Set128;
 pub use sim::{SimMode, SimSm};
 pub use sm::{Answer, AnswerStatus, Method, Request, RequestId, SmBackend, SubmitError};
