@@ -20,6 +20,7 @@ pub mod guid;
 pub mod ib;
 pub mod report;
 pub mod selftest;
+pub mod vf_guids;
 
 module! {
     type: MlxExt,

@@ -114,6 +114,7 @@ impl ib::Client for DeviceReports {
         if !r.reason.text().is_empty() {
             pr_info!("{}: {}\n", name, r.reason.text());
         }
+        crate::vf_guids::announce(dev, name);
         Ok(DeviceData { dir })
     }
 

@@ -138,6 +138,39 @@ void mlx_ext_ib_device_set_parent(struct ib_device *dev, struct device *parent);
 u32 mlx_ext_ah_attr_dlid(const struct rdma_ah_attr *attr);
 
 /**
+ * struct mlx_ext_ah - what a driver of rust/ib/driver keeps of an InfiniBand
+ * address handle (no GRH: the simulated fabric routes by LID)
+ * @dlid: destination LID
+ * @sl: service level
+ * @port: the local port it leaves from
+ * @grh: whether the address asked for a GRH
+ */
+struct mlx_ext_ah {
+	u32 dlid;
+	u32 port;
+	u8 sl;
+	bool grh;
+};
+
+/**
+ * mlx_ext_ah_init_read - the address @init asks an address handle for
+ * Returns -EINVAL unless it is an InfiniBand address.
+ */
+int mlx_ext_ah_init_read(const struct rdma_ah_init_attr *init,
+			 struct mlx_ext_ah *out);
+
+/**
+ * mlx_ext_ah_attr_write - fill @attr (zeroed by rdma_query_ah) with @ah
+ */
+void mlx_ext_ah_attr_write(struct rdma_ah_attr *attr,
+			   const struct mlx_ext_ah *ah);
+
+/**
+ * mlx_ext_ah_device - the device of address handle @ah
+ */
+struct ib_device *mlx_ext_ah_device(const struct ib_ah *ah);
+
+/**
  * mlx_ext_spin_lock_irqsave - spin_lock_irqsave(@lock), returning the flags
  */
 unsigned long mlx_ext_spin_lock_irqsave(spinlock_t *lock);
@@ -215,12 +248,41 @@ int mlx_ext_simbus_register(const struct mlx_ext_simbus_ops *ops, void *priv);
 void mlx_ext_simbus_unregister(void);
 
 /**
- * mlx_ext_simdev_add - register device "mlxsim<@id>" on the bus
+ * mlx_ext_simdev_add - register device "mlxsim<@id>" on the bus, with
+ * @num_vfs VFs in its struct mlx_ext_sim_info (include/mlx_ext/sim.h)
  *
  * Returns it or an ERR_PTR. Its memory is freed by its release, which runs
  * when the last reference is dropped after mlx_ext_simdev_del().
  */
-struct device *mlx_ext_simdev_add(unsigned int id);
+struct device *mlx_ext_simdev_add(unsigned int id, u16 num_vfs);
+
+/**
+ * mlx_ext_ib_sim_info - the SR-IOV facts of @dev if its parent is a
+ * simulated adapter: its number of VFs in *@num_vfs and its PF's PCI-style
+ * name in @name (@len bytes with the NUL); -ENODEV if the parent is not on
+ * the simulator's bus, -EPROTO if it carries no valid struct
+ * mlx_ext_sim_info. Call while @dev is registered (its parent, and so the
+ * simulator, are then alive).
+ */
+int mlx_ext_ib_sim_info(struct ib_device *dev, u16 *num_vfs, char *name,
+			size_t len);
+
+/**
+ * mlx_ext_ib_pci_vfs - the number of VFs of @dev's parent if it is a PCI
+ * physical function; -ENODEV if it is not PCI or is a VF
+ */
+int mlx_ext_ib_pci_vfs(struct ib_device *dev);
+
+/**
+ * mlx_ext_ib_port_count - the last port number of @dev (rdma_end_port())
+ */
+u32 mlx_ext_ib_port_count(struct ib_device *dev);
+
+/**
+ * mlx_ext_ib_port_is_ib - whether @port of @dev is InfiniBand (not RoCE or
+ * iWARP)
+ */
+bool mlx_ext_ib_port_is_ib(struct ib_device *dev, u32 port);
 
 /**
  * mlx_ext_simdev_del - unregister a device made by mlx_ext_simdev_add()

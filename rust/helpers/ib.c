@@ -2,7 +2,10 @@
 /* Wrappers of static inline functions and macros of the RDMA core, for Rust. */
 
 #include <linux/device.h>
+#include <linux/pci.h>
+#include <linux/string.h>
 #include <mlx_ext/helpers.h>
+#include <mlx_ext/sim.h>
 
 struct kobject *mlx_ext_ib_device_kobj(struct ib_device *dev)
 {
@@ -17,6 +20,34 @@ void mlx_ext_ib_device_set_parent(struct ib_device *dev, struct device *parent)
 u32 mlx_ext_ah_attr_dlid(const struct rdma_ah_attr *attr)
 {
 	return rdma_ah_get_dlid(attr);
+}
+
+int mlx_ext_ah_init_read(const struct rdma_ah_init_attr *init,
+			 struct mlx_ext_ah *out)
+{
+	const struct rdma_ah_attr *attr = init->ah_attr;
+
+	if (attr->type != RDMA_AH_ATTR_TYPE_IB)
+		return -EINVAL;
+	out->dlid = rdma_ah_get_dlid(attr);
+	out->sl = rdma_ah_get_sl(attr);
+	out->port = rdma_ah_get_port_num(attr);
+	out->grh = !!(rdma_ah_get_ah_flags(attr) & IB_AH_GRH);
+	return 0;
+}
+
+void mlx_ext_ah_attr_write(struct rdma_ah_attr *attr,
+			   const struct mlx_ext_ah *ah)
+{
+	attr->type = RDMA_AH_ATTR_TYPE_IB;
+	rdma_ah_set_dlid(attr, ah->dlid);
+	rdma_ah_set_sl(attr, ah->sl);
+	rdma_ah_set_port_num(attr, ah->port);
+}
+
+struct ib_device *mlx_ext_ah_device(const struct ib_ah *ah)
+{
+	return ah->device;
 }
 
 unsigned long mlx_ext_spin_lock_irqsave(spinlock_t *lock)
@@ -78,4 +109,44 @@ int mlx_ext_ib_dma_map_reply(struct ib_device *dev, void *buf, u64 *addr)
 void mlx_ext_ib_dma_unmap_reply(struct ib_device *dev, u64 addr)
 {
 	ib_dma_unmap_single(dev, addr, sizeof(u64), DMA_FROM_DEVICE);
+}
+
+/* SR-IOV facts of a device's parent, for the VF GUID tables. */
+
+int mlx_ext_ib_sim_info(struct ib_device *dev, u16 *num_vfs, char *name,
+			size_t len)
+{
+	struct device *parent = dev->dev.parent;
+	const struct mlx_ext_sim_info *info;
+
+	if (!parent || !parent->bus || !parent->bus->name ||
+	    strcmp(parent->bus->name, MLX_EXT_SIM_BUS_NAME))
+		return -ENODEV;
+	info = parent->platform_data;
+	if (!info || info->magic != MLX_EXT_SIM_INFO_MAGIC || info->version < 1)
+		return -EPROTO;
+	*num_vfs = info->num_vfs;
+	strscpy(name, info->pci_name, len);
+	return 0;
+}
+
+int mlx_ext_ib_pci_vfs(struct ib_device *dev)
+{
+#if IS_ENABLED(CONFIG_PCI)
+	struct device *parent = dev->dev.parent;
+
+	if (parent && dev_is_pci(parent) && !to_pci_dev(parent)->is_virtfn)
+		return pci_num_vf(to_pci_dev(parent));
+#endif
+	return -ENODEV;
+}
+
+u32 mlx_ext_ib_port_count(struct ib_device *dev)
+{
+	return rdma_end_port(dev);
+}
+
+bool mlx_ext_ib_port_is_ib(struct ib_device *dev, u32 port)
+{
+	return rdma_protocol_ib(dev, port);
 }

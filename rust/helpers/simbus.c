@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 #include <linux/wait.h>
 #include <mlx_ext/helpers.h>
+#include <mlx_ext/sim.h>
 
 static const struct mlx_ext_simbus_ops *simbus_ops;
 static void *simbus_priv;
@@ -45,7 +46,7 @@ static struct attribute *simbus_attrs[] = {
 ATTRIBUTE_GROUPS(simbus);
 
 static const struct bus_type simbus = {
-	.name = "mlx_ext_sim",
+	.name = MLX_EXT_SIM_BUS_NAME,
 	.bus_groups = simbus_groups,
 };
 
@@ -66,21 +67,35 @@ void mlx_ext_simbus_unregister(void)
 			atomic_read(&simbus_live));
 }
 
+/* A bus device and what it tells mlx_ext (include/mlx_ext/sim.h). */
+struct simdev {
+	struct device dev;
+	struct mlx_ext_sim_info info;
+};
+
 static void simdev_release(struct device *dev)
 {
-	kfree(dev);
+	kfree(container_of(dev, struct simdev, dev));
 	if (atomic_dec_and_test(&simbus_live))
 		wake_up(&simbus_released);
 }
 
-struct device *mlx_ext_simdev_add(unsigned int id)
+struct device *mlx_ext_simdev_add(unsigned int id, u16 num_vfs)
 {
+	struct simdev *sd;
 	struct device *dev;
 	int err;
 
-	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
-	if (!dev)
+	sd = kzalloc(sizeof(*sd), GFP_KERNEL);
+	if (!sd)
 		return ERR_PTR(-ENOMEM);
+	sd->info.magic = MLX_EXT_SIM_INFO_MAGIC;
+	sd->info.version = MLX_EXT_SIM_INFO_VERSION;
+	sd->info.num_vfs = num_vfs;
+	snprintf(sd->info.pci_name, sizeof(sd->info.pci_name), "%04x:00:00.0",
+		 id & 0xffff);
+	dev = &sd->dev;
+	dev->platform_data = &sd->info;
 	atomic_inc(&simbus_live);
 	device_initialize(dev);
 	dev->bus = &simbus;

@@ -4,5 +4,6 @@
 #include <rdma/ib_verbs.h>
 #include <mlx_ext/helpers.h>
 #include <mlx_ext/mlx_ext.h>
+#include <mlx_ext/sim.h>
 #include <linux/delay.h>
 #include <linux/workqueue.h>

@@ -131,11 +131,13 @@ unsafe impl Send for BusDevice {}
 unsafe impl Sync for BusDevice {}
 
 impl BusDevice {
-    /// Adds device `mlxsim<id>` to the bus. The bus must be registered (it
-    /// is while a [`BusOps`] callback runs).
-    pub fn new(id: u32) -> Result<Self> {
+    /// Adds device `mlxsim<id>` to the bus, telling mlx_ext it has
+    /// `num_vfs` VFs (`include/mlx_ext/sim.h`). The bus must be registered
+    /// (it is while a [`BusOps`] callback runs).
+    pub fn new(id: u32, num_vfs: u16) -> Result<Self> {
         // SAFETY: a pure C call; the name is formatted by the helper.
-        let raw = kernel::error::from_err_ptr(unsafe { bindings::mlx_ext_simdev_add(id) })?;
+        let raw =
+            kernel::error::from_err_ptr(unsafe { bindings::mlx_ext_simdev_add(id, num_vfs) })?;
         // INVARIANT: made above; an error pointer was turned into `Err`.
         Ok(Self {
             raw: NonNull::new(raw).ok_or(ENOMEM)?,

@@ -84,6 +84,61 @@ impl Device {
         self.attrs().vendor_part_id
     }
 
+    /// What the device's parent says about SR-IOV functions: a simulated
+    /// adapter's facts (`include/mlx_ext/sim.h`), a PCI PF's number of VFs,
+    /// or nothing.
+    #[cfg(not(mlx_ext_provider))]
+    pub fn sriov(&self) -> Sriov {
+        let mut num_vfs = 0u16;
+        let mut name = PfName {
+            bytes: [0; 16],
+            len: 0,
+        };
+        // SAFETY: the device is valid and registered (type invariant), so
+        // its parent, and the module of the parent's bus, are alive; the
+        // helper writes at most 16 bytes, NUL included, into `name.bytes`.
+        let ret = unsafe {
+            bindings::mlx_ext_ib_sim_info(
+                self.as_raw(),
+                &mut num_vfs,
+                name.bytes.as_mut_ptr(),
+                name.bytes.len(),
+            )
+        };
+        if ret == 0 {
+            name.len = name
+                .bytes
+                .iter()
+                .position(|&b| b == 0)
+                .unwrap_or(name.bytes.len());
+            return Sriov::Sim { num_vfs, name };
+        }
+        // SAFETY: as above.
+        let vfs = unsafe { bindings::mlx_ext_ib_pci_vfs(self.as_raw()) };
+        match u16::try_from(vfs) {
+            Ok(num_vfs) => Sriov::PciPf { num_vfs },
+            Err(_) => Sriov::None,
+        }
+    }
+
+    /// The number of the device's last port (ports are numbered from 1).
+    #[cfg(not(mlx_ext_provider))]
+    pub fn port_count(&self) -> u32 {
+        // SAFETY: the device is valid (type invariant); its port data is set
+        // up before registration.
+        unsafe { bindings::mlx_ext_ib_port_count(self.as_raw()) }
+    }
+
+    /// Whether `port` is InfiniBand (not RoCE or iWARP).
+    #[cfg(not(mlx_ext_provider))]
+    pub fn port_is_ib(&self, port: u32) -> bool {
+        if port == 0 || port > self.port_count() {
+            return false;
+        }
+        // SAFETY: as above, and `port` is one of the device's ports.
+        unsafe { bindings::mlx_ext_ib_port_is_ib(self.as_raw(), port) }
+    }
+
     /// The device's kobject, parent of its sysfs directory.
     pub(super) fn kobj(&self) -> *mut bindings::kobject {
         // SAFETY: the device is valid (type invariant); the helper only
@@ -115,6 +170,40 @@ impl Device {
             name.len += 1;
         }
         name
+    }
+}
+
+/// What a device's parent says about SR-IOV functions.
+#[cfg(not(mlx_ext_provider))]
+pub enum Sriov {
+    /// A simulated adapter.
+    Sim {
+        /// Its VFs.
+        num_vfs: u16,
+        /// Its PF's PCI-style name.
+        name: PfName,
+    },
+    /// A PCI physical function.
+    PciPf {
+        /// `pci_num_vf()`.
+        num_vfs: u16,
+    },
+    /// Anything else.
+    None,
+}
+
+/// A PF's PCI (or PCI-style) name.
+#[cfg(not(mlx_ext_provider))]
+pub struct PfName {
+    bytes: [u8; 16],
+    len: usize,
+}
+
+#[cfg(not(mlx_ext_provider))]
+impl PfName {
+    /// The name's bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.bytes.get(..self.len).unwrap_or(&[])
     }
 }
 

@@ -44,4 +44,6 @@ pub fn eopnotsupp() -> kernel::error::Error {
 
 pub use client::{Client, ClientVTable, HasClientVTable, Registration};
 pub use device::{Device, DeviceName, Name};
+#[cfg(not(mlx_ext_provider))]
+pub use device::{PfName, Sriov};
 pub use file::{DirOps, File, ShowBuf, SHOW_MAX};

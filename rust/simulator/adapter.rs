@@ -4,11 +4,14 @@
 //! its ports, and the verbs objects kernel ULPs make on it.
 
 use super::fabric::{Fabric, Pending, Reg};
+use super::gsi::GSI_QPN;
 use super::queues::{executes, SimCq, SimQp};
+use super::sa::SimSa;
 use crate::ib::{
     driver::{
-        self, Cq, CqNotifier, DeviceAttr, Driver, Mr, MrKeys, MrMap, Pd, PortAttr, PortImmutable,
-        PortState, Qp, QpAttr, QpInitAttr, QpRef, RecvWr, SendWr, WcSink, CORE_CAP_PROT_IB,
+        self, AhAttr, Cq, CqNotifier, DeviceAttr, Driver, Mr, MrKeys, MrMap, Pd, PortAttr,
+        PortImmutable, PortState, Qp, QpAttr, QpInitAttr, QpRef, QpType, RecvWr, SendWr, WcSink,
+        CORE_CAP_IB_NO_SMI, MGMT_MAD_SIZE,
     },
     sync::IrqSpinLock,
     wq::OwnedQueue,
@@ -30,6 +33,9 @@ use kernel::{
 /// Mellanox's OUI in the top bytes of a GUID (`00:02:c9`), as mlx4 GUIDs
 /// (`0002:c903:00xx:xxxx`) have it.
 const GUID_BASE: u64 = 0x0002_c903_0000_0000;
+/// Where the simulated SM's assigned alias GUIDs start: port `p` of device
+/// `id` gets `SM_GUID_BASE | id << 16 | p << 8 | n` for its entry `n`.
+const SM_GUID_BASE: u64 = 0x0002_c9ff_0000_0000;
 /// The LID of the simulated subnet manager; adapters' ports get 2 and up.
 pub(super) const SM_LID: u32 = 1;
 
@@ -44,6 +50,11 @@ pub(super) fn lid_to_device(lid: u32) -> Option<u32> {
     lid.checked_sub(SM_LID + 1)
         .map(|n| n / u32::from(MAX_PORTS))
 }
+/// The node GUID of device `id`; port `p`'s GUID is this `| p`.
+fn node_guid(id: u32) -> u64 {
+    GUID_BASE | (u64::from(id) << 8)
+}
+
 /// Limits of a simulated adapter: what a small ConnectX reports, scaled to
 /// a test VM.
 const MAX_QP: u32 = 1024;
@@ -55,7 +66,9 @@ const MAX_MR: u32 = 4096;
 const MAX_PD: u32 = 1024;
 const MAX_RD_ATOM: u32 = 16;
 const MAX_FRWR_PAGES: u32 = 256;
-const GID_TBL_LEN: u32 = 1;
+/// A port's GID table: its 128 GUIDs (SPEC section 4), the port GUID and
+/// the alias GUIDs its SA granted, as a mlx4 PF shows them.
+const GID_TBL_LEN: u32 = crate::sim::sa::PORT_GUIDS as u32;
 const PKEY_DEFAULT: u16 = 0xffff;
 /// The link-local subnet prefix of InfiniBand GIDs.
 const SUBNET_PREFIX: u64 = 0xfe80_0000_0000_0000;
@@ -127,12 +140,23 @@ pub(super) struct AdapterShared {
     pub(super) id: u32,
     pub(super) model: &'static Model,
     pub(super) state: Arc<State>,
+    /// The subnet administrator its ports' GSI QPs reach.
+    pub(super) sa: Arc<SimSa>,
     /// Memory regions by key index.
     #[pin]
     mrs: IrqSpinLock<RBTree<u32, MrEntry>>,
 }
 
 impl AdapterShared {
+    /// Whether `port` is up (the `port<N>` knob).
+    pub(super) fn port_up(&self, port: u32) -> bool {
+        let i = usize::try_from(port.wrapping_sub(1)).unwrap_or(usize::MAX);
+        self.state
+            .port_up
+            .get(i)
+            .is_some_and(|up| up.load(Ordering::Acquire))
+    }
+
     pub(super) fn take_atomic_fault(&self) -> bool {
         take_one(&self.state.fail_atomics)
     }
@@ -365,11 +389,19 @@ impl Adapter {
             },
             GFP_KERNEL,
         )?;
+        let id = req.id;
+        let sa = SimSa::new(
+            req.ports,
+            |p| lid(id, p),
+            |p| node_guid(id) | u64::from(p),
+            |p| SM_GUID_BASE | u64::from(id) << 16 | u64::from(p) << 8,
+        )?;
         let shared = Arc::pin_init(
             pin_init!(AdapterShared {
                 id: req.id,
                 model: req.model,
                 state,
+                sa,
                 mrs <- new_irq_spinlock!(RBTree::new(), "mlx_ext_sim::adapter::mrs"),
             }),
             GFP_KERNEL,
@@ -391,11 +423,12 @@ impl Adapter {
     }
 
     pub(super) fn node_guid(&self) -> u64 {
-        GUID_BASE | (u64::from(self.shared.id) << 8)
+        node_guid(self.shared.id)
     }
 
-    fn port_guid(&self, port: u32) -> u64 {
-        self.node_guid() | u64::from(port)
+    /// The SAs of the adapter's ports.
+    pub(super) fn sa(&self) -> Arc<SimSa> {
+        self.shared.sa.clone()
     }
 
     fn check_port(&self, port: u32) -> Result<usize> {
@@ -472,6 +505,7 @@ impl Driver for Adapter {
     type Cq = SimCq;
     type Qp = SimQp;
     type Mr = SimMr;
+    type Ah = ();
 
     fn query_device(&self) -> DeviceAttr {
         let m = self.shared.model;
@@ -525,10 +559,10 @@ impl Driver for Adapter {
         Ok(PortImmutable {
             pkey_tbl_len: 1,
             gid_tbl_len: GID_TBL_LEN,
-            // No MAD, CM or SA yet: ib_mad would make QP0 and QP1 on the
-            // device at registration.
-            core_cap_flags: CORE_CAP_PROT_IB,
-            max_mad_size: 0,
+            // MADs, CM and SA, no SMI: ib_mad makes QP1 on each port (and
+            // no QP0), and ib_sa reaches the port's SA through it.
+            core_cap_flags: CORE_CAP_IB_NO_SMI,
+            max_mad_size: MGMT_MAD_SIZE,
         })
     }
 
@@ -546,8 +580,11 @@ impl Driver for Adapter {
             return Err(EINVAL);
         }
         let mut gid = [0u8; 16];
-        gid[..8].copy_from_slice(&SUBNET_PREFIX.to_be_bytes());
-        gid[8..].copy_from_slice(&self.port_guid(port).to_be_bytes());
+        let guid = self.shared.sa.guid(port, index);
+        if guid != 0 {
+            gid[..8].copy_from_slice(&SUBNET_PREFIX.to_be_bytes());
+            gid[8..].copy_from_slice(&guid.to_be_bytes());
+        }
         Ok(gid)
     }
 
@@ -586,7 +623,7 @@ impl Driver for Adapter {
         recv_cq: &Cq<Self>,
         init: &QpInitAttr,
     ) -> Result<(SimQp, u32)> {
-        if !init.rc || init.srq_or_xrc || init.create_flags != 0 {
+        if init.qp_type == QpType::Other || init.srq_or_xrc || init.create_flags != 0 {
             return Err(crate::ib::eopnotsupp());
         }
         if init.max_send_wr > MAX_QP_WR
@@ -596,13 +633,23 @@ impl Driver for Adapter {
         {
             return Err(EINVAL);
         }
+        if init.qp_type == QpType::Gsi {
+            // ib_mad makes one per port; nothing reaches it through the
+            // fabric (its MADs go to the port's SA).
+            self.check_port(init.port)?;
+        }
         let counted = self.create(Kind::Qp)?;
         // QP numbers are 24 bits; 0 and 1 are the special QPs. After a
         // wrap, numbers still in use are skipped.
-        let mut qpn = 0;
-        while qpn < 2 || self.fabric.contains(self.shared.id, qpn) {
-            qpn = self.next_qpn.fetch_add(1, Ordering::Relaxed) & 0x00ff_ffff;
-        }
+        let qpn = if init.qp_type == QpType::Gsi {
+            GSI_QPN
+        } else {
+            let mut qpn = 0;
+            while qpn < 2 || self.fabric.contains(self.shared.id, qpn) {
+                qpn = self.next_qpn.fetch_add(1, Ordering::Relaxed) & 0x00ff_ffff;
+            }
+            qpn
+        };
         let qp = SimQp::new(
             counted,
             self.shared.clone(),
@@ -614,7 +661,9 @@ impl Driver for Adapter {
             send_cq.data(),
             recv_cq.data(),
         )?;
-        self.fabric.add(self.shared.id, qp.shared.clone())?;
+        if init.qp_type == QpType::Rc {
+            self.fabric.add(self.shared.id, qp.shared.clone())?;
+        }
         Ok((qp, qpn))
     }
 
@@ -640,7 +689,9 @@ impl Driver for Adapter {
     fn destroy_qp(&self, qp: &Qp<Self>) {
         let shared = &qp.data().shared;
         // Unreachable first, then stopped.
-        self.fabric.remove(self.shared.id, shared.qpn);
+        if shared.qp_type == QpType::Rc {
+            self.fabric.remove(self.shared.id, shared.qpn);
+        }
         shared.destroy();
     }
 
@@ -654,7 +705,8 @@ impl Driver for Adapter {
         }
         let shared = &qp.data().shared;
         let pending = Pending::new(opcode, wr)?;
-        if shared.post_send(pending, wr.sges.len(), executes(opcode))? {
+        let supported = executes(shared.qp_type, opcode);
+        if shared.post_send(pending, wr.sges.len(), supported)? {
             // Already queued is fine: it runs the whole queue.
             let _ = self.wq.enqueue(shared.clone());
         }
@@ -694,5 +746,18 @@ impl Driver for Adapter {
 
     fn map_mr(&self, mr: &Mr<Self>, map: &MrMap<'_>) -> Result {
         self.shared.map_mr(mr.data().index, map)
+    }
+
+    fn create_ah(&self, attr: &AhAttr) -> Result<()> {
+        self.check_port(attr.port)?;
+        // The fabric routes by LID: no GRH.
+        if attr.grh {
+            return Err(crate::ib::eopnotsupp());
+        }
+        Ok(())
+    }
+
+    fn modify_port(&self, port: u32) -> Result {
+        self.check_port(port).map(|_| ())
     }
 }

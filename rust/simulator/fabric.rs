@@ -9,7 +9,7 @@
 use super::adapter::{lid_to_device, Adapter};
 use super::queues::QpShared;
 use crate::ib::{
-    driver::{dma, SendWr, Sge},
+    driver::{dma, SendWr, Sge, UdWr},
     sync::IrqSpinLock,
 };
 use crate::new_irq_spinlock;
@@ -109,6 +109,8 @@ pub(super) struct Pending {
     atomic: Option<AtomicOp>,
     reg: Option<Reg>,
     invalidate_rkey: u32,
+    /// The address of a send on the GSI QP.
+    pub(super) ud: Option<UdWr>,
 }
 
 /// `IB_SEND_SIGNALED` (`enum ib_send_flags`).
@@ -148,11 +150,17 @@ impl Pending {
             ),
             reg,
             invalidate_rkey: wr.invalidate_rkey,
+            ud: wr.ud,
         })
     }
 
     fn sge_count(&self) -> usize {
         self.sges.iter().filter(|s| s.is_some()).count()
+    }
+
+    /// The request's scatter/gather list.
+    pub(super) fn sges(&self) -> impl Iterator<Item = &Sge> {
+        self.sges.iter().flatten()
     }
 }
 

@@ -4,6 +4,7 @@
 //! fault injection and link changes, for tests. No stable ABI.
 
 use super::adapter::{Kind, State};
+use super::sa::SimSa;
 use crate::ib::{debugfs, driver::Events, DirOps, File, ShowBuf};
 use crate::sim::{control, faults::CreateFaults};
 use core::{fmt::Write, sync::atomic::Ordering};
@@ -20,9 +21,13 @@ const ATOMICS: u32 = 5;
 const MAX_DELAY_MS: u32 = 10_000;
 /// `port1`, `port2`: ids `PORT + n`.
 const PORT: u32 = 10;
+/// `sa1`, `sa2`: ids `SA + n`.
+const SA: u32 = 20;
+/// The files every adapter has, before those of its ports.
+const COMMON_FILES: usize = 6;
 
-/// The knobs; `port2` last, for two-port adapters only.
-static FILES: [File<'static>; 8] = [
+/// The knobs; `port2` and `sa2` last, for two-port adapters only.
+static FILES: [File<'static>; 10] = [
     File {
         name: c_str!("fail_create"),
         mode: 0o600,
@@ -59,15 +64,26 @@ static FILES: [File<'static>; 8] = [
         id: PORT + 1,
     },
     File {
+        name: c_str!("sa1"),
+        mode: 0o600,
+        id: SA + 1,
+    },
+    File {
         name: c_str!("port2"),
         mode: 0o600,
         id: PORT + 2,
+    },
+    File {
+        name: c_str!("sa2"),
+        mode: 0o600,
+        id: SA + 2,
     },
 ];
 
 /// What the knobs of one adapter act on.
 pub(super) struct Knobs {
     state: Arc<State>,
+    sa: Arc<SimSa>,
     events: Events,
     ports: u8,
 }
@@ -78,15 +94,19 @@ impl Knobs {
         root: &Arc<debugfs::Root>,
         name: &CStr,
         state: Arc<State>,
+        sa: Arc<SimSa>,
         events: Events,
         ports: u8,
     ) -> Result<debugfs::Dir<Self>> {
-        let files = FILES.get(..6 + usize::from(ports)).unwrap_or(&FILES);
+        let files = FILES
+            .get(..COMMON_FILES + 2 * usize::from(ports))
+            .unwrap_or(&FILES);
         debugfs::Dir::new_in(
             root,
             name,
             Self {
                 state,
+                sa,
                 events,
                 ports,
             },
@@ -122,6 +142,10 @@ impl DirOps for Knobs {
                 s.live[Kind::Qp as usize].load(Ordering::Acquire),
                 s.live[Kind::Mr as usize].load(Ordering::Acquire),
             ),
+            _ if id > SA => {
+                self.port_index(id - SA + PORT)?;
+                return self.sa.show(id - SA, out);
+            }
             _ => {
                 let i = self.port_index(id)?;
                 let up = s.port_up.get(i).ok_or(EINVAL)?.load(Ordering::Acquire);
@@ -157,6 +181,10 @@ impl DirOps for Knobs {
                 Ok(())
             }
             OBJECTS | ATOMICS => Err(EPERM),
+            _ if id > SA => {
+                self.port_index(id - SA + PORT)?;
+                self.sa.command(id - SA, data)
+            }
             _ => {
                 let i = self.port_index(id)?;
                 let up = match data.strip_suffix(b"\n").unwrap_or(data) {

@@ -5,8 +5,10 @@
 
 mod adapter;
 mod fabric;
+mod gsi;
 mod knobs;
 mod queues;
+mod sa;
 
 use crate::ib::{
     bus::{BusDevice, BusOps},
@@ -80,10 +82,11 @@ impl Simulator {
 
     fn create(&self, req: &NewDevice) -> Result<SimDevice> {
         let name = CString::try_from_fmt(fmt!("mlxsim{}", req.id))?;
-        let parent = BusDevice::new(req.id)
+        let parent = BusDevice::new(req.id, req.num_vfs)
             .inspect_err(|e| pr_err!("new_device: {}: no bus device ({:?})\n", &*name, e))?;
         let adapter = Adapter::new(req, self.fabric.clone(), self.wq.clone())?;
         let state = adapter.state();
+        let sa = adapter.sa();
         let params = DeviceParams {
             name: &name,
             node_guid: adapter.node_guid(),
@@ -97,8 +100,9 @@ impl Simulator {
                 e
             )
         })?;
+        sa.set_events(reg.events());
         let knobs = self.debugfs.as_ref().and_then(|root| {
-            knobs::Knobs::create(root, &name, state, reg.events(), req.ports)
+            knobs::Knobs::create(root, &name, state, sa, reg.events(), req.ports)
                 .inspect_err(|e| pr_warn!("{}: no debugfs knobs ({:?})\n", &*name, e))
                 .ok()
         });

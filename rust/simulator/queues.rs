@@ -10,14 +10,19 @@
 //! both. Verbs may be called in any context: `inner` and `ring` disable
 //! interrupts.
 
-use super::adapter::{AdapterShared, Counted};
+use super::adapter::{AdapterShared, Counted, SM_LID};
 use super::fabric::{self, Fabric, Pending};
+use super::gsi;
 use crate::ib::{
-    driver::{qp_mask, CqNotifier, QpAttr, QpInitAttr, QpRef, QpState, RecvWr, Wc, WcSink},
+    driver::{
+        dma, qp_mask, CqNotifier, QpAttr, QpInitAttr, QpRef, QpState, QpType, RecvWr, Sge, Wc,
+        WcSink,
+    },
     sync::IrqSpinLock,
 };
 use crate::new_irq_spinlock;
-use crate::sim::fabric::{QpState as RuleState, WcOpcode, WcStatus, WrOpcode};
+use crate::sim::fabric::{Access, QpState as RuleState, WcOpcode, WcStatus, WrOpcode};
+use crate::sim::sa::MAD_LEN;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     new_mutex, new_work,
@@ -274,8 +279,15 @@ pub(super) struct QpInner {
     /// Bumped by every move to RESET: a request executing then completes
     /// into nothing.
     generation: u32,
-    /// Posted receives (`wr_id`s), oldest first.
-    rq: Ring<u64>,
+    /// Posted receives, oldest first.
+    rq: Ring<RecvBuf>,
+}
+
+/// A posted receive: its `wr_id`, and the buffer a GSI QP's receive fills
+/// (RC QPs receive nothing: the fabric has no SEND).
+pub(super) struct RecvBuf {
+    wr_id: u64,
+    sge: Option<Sge>,
 }
 
 /// A QP as the fabric sees it; the driver's data of a QP holds it.
@@ -285,6 +297,9 @@ pub(super) struct QpShared {
     pub(super) fabric: Arc<Fabric>,
     pub(super) qpn: u32,
     pub(super) pd: u32,
+    /// RC, or the GSI QP of `port`.
+    pub(super) qp_type: QpType,
+    port: u32,
     me: QpRef,
     signal_all: bool,
     max_send_sge: usize,
@@ -326,6 +341,7 @@ fn wc(wr_id: u64, status: WcStatus, opcode: WcOpcode, byte_len: u32, qp: QpRef) 
         qp,
         src_qp: 0,
         slid: 0,
+        pkey_index: 0,
     }
 }
 
@@ -338,8 +354,8 @@ impl QpShared {
     /// Completes every receive of `q` with a flush error.
     fn flush_rq(&self, q: &mut QpInner) -> Pushed {
         let mut p = Pushed::default();
-        while let Some(wr_id) = q.rq.pop() {
-            let w = wc(wr_id, WcStatus::WrFlushErr, WcOpcode::Recv, 0, self.me);
+        while let Some(r) = q.rq.pop() {
+            let w = wc(r.wr_id, WcStatus::WrFlushErr, WcOpcode::Recv, 0, self.me);
             p = p.and(self.recv_cq.push(w, true));
         }
         p
@@ -378,7 +394,7 @@ impl QpShared {
         } else {
             cur
         };
-        if !cur.transition_ok(next, mask) {
+        if !cur.transition_ok(next, self.qp_type, mask) {
             return Err(EINVAL);
         }
         if mask & qp_mask::AV != 0 {
@@ -443,7 +459,11 @@ impl QpShared {
         if !flush && !crate::sim::fabric::can_post_recv(state) {
             return Err(EINVAL);
         }
-        q.rq.push(wr.wr_id).map_err(|_| ENOMEM)?;
+        let buf = RecvBuf {
+            wr_id: wr.wr_id,
+            sge: wr.sges.first().copied(),
+        };
+        q.rq.push(buf).map_err(|_| ENOMEM)?;
         Ok(flush)
     }
 
@@ -485,7 +505,13 @@ impl QpShared {
             if delay > 0 {
                 crate::ib::wq::msleep(delay);
             }
-            let (status, byte_len) = fabric::execute(self, &p);
+            let mut answer = [0u8; MAD_LEN];
+            let (status, byte_len, answered) = if self.qp_type == QpType::Gsi {
+                gsi::send(self, self.port, &p, &mut answer)
+            } else {
+                let (status, byte_len) = fabric::execute(self, &p);
+                (status, byte_len, false)
+            };
             let done = {
                 let mut q = self.inner.lock();
                 q.executing = false;
@@ -495,9 +521,9 @@ impl QpShared {
                     continue;
                 }
                 let _ = q.sq.pop();
-                if status != WcStatus::Success {
+                if status != WcStatus::Success && self.qp_type == QpType::Rc {
                     // An error moves an RC QP to ERR; the next round
-                    // flushes the rest.
+                    // flushes the rest. (A datagram QP stays in RTS.)
                     q.state = QpState::Err;
                 }
                 // Send completions are not solicited events (only errors
@@ -510,7 +536,46 @@ impl QpShared {
                 }
             };
             self.send_cq.signal(done);
+            if answered {
+                self.receive_mad(&answer);
+            }
         }
+    }
+
+    /// Delivers `mad` to the GSI QP's oldest receive, as an answer from the
+    /// SM; lost if none is posted (a datagram with no receive) or the QP
+    /// does not receive.
+    fn receive_mad(&self, mad: &[u8; MAD_LEN]) {
+        let buf = {
+            let mut q = self.inner.lock();
+            if !matches!(q.state, QpState::Rtr | QpState::Rts) {
+                return;
+            }
+            let Some(buf) = q.rq.pop() else { return };
+            buf
+        };
+        let len = gsi::GRH_LEN + MAD_LEN;
+        let status = match buf.sge {
+            Some(sge) if sge.length as usize >= len => self
+                .adapter
+                .translate_local(self.pd, sge.lkey, sge.addr, len as u64, Access::LOCAL_WRITE)
+                .and_then(|va| {
+                    // No GRH: its room is left as zeroes.
+                    dma::write(va, &[0u8; gsi::GRH_LEN])
+                        .and_then(|()| dma::write(va + gsi::GRH_LEN as u64, mad))
+                        .map_err(|_| WcStatus::LocProtErr)
+                }),
+            _ => Err(WcStatus::LocLenErr),
+        };
+        let (status, byte_len) = match status {
+            Ok(()) => (WcStatus::Success, len as u32),
+            Err(s) => (s, 0),
+        };
+        let mut w = wc(buf.wr_id, status, WcOpcode::Recv, byte_len, self.me);
+        w.src_qp = gsi::GSI_QPN;
+        w.slid = SM_LID;
+        let pushed = self.recv_cq.push(w, false);
+        self.recv_cq.signal(pushed);
     }
 
     /// The QP is being destroyed: when this returns, nothing of it executes
@@ -553,6 +618,8 @@ impl SimQp {
                 fabric,
                 qpn,
                 pd,
+                qp_type: init.qp_type,
+                port: init.port,
                 me,
                 signal_all: init.signal_all,
                 max_send_sge,
@@ -587,8 +654,13 @@ impl SimQp {
     }
 }
 
-/// Whether `opcode` is one the simulated adapters execute.
-pub(super) fn executes(opcode: WrOpcode) -> bool {
+/// Whether `opcode` is one the simulated adapters execute on a QP of type
+/// `qp_type`: sends on the GSI QP, atomics and memory registration on RC
+/// QPs.
+pub(super) fn executes(qp_type: QpType, opcode: WrOpcode) -> bool {
+    if qp_type == QpType::Gsi {
+        return opcode == WrOpcode::Send;
+    }
     opcode.is_standard_atomic()
         || opcode.is_masked_atomic()
         || matches!(opcode, WrOpcode::RegMr | WrOpcode::LocalInv)

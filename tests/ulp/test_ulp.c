@@ -52,6 +52,14 @@
  *   burst DEV POLL N
  *	N (up to 8) masked fetch-and-adds posted at once on one word from one
  *	QP, 50 times (run_burst): "ok ops O attempts A word W" or "bad ...".
+ *   guidinfo DEV PORT METHOD BLOCK MASK [GUID...]
+ *	One GuidInfoRecord query through ib_sa (ib_sa_guid_info_rec_query,
+ *	1 s timeout), as mlx4's alias GUID code sends them: METHOD set or
+ *	delete, record BLOCK (0..15) of the port's own LID, the entries of
+ *	MASK (hex, bit i: GUID i), up to 8 GUIDs in hex (the rest 0). Result
+ *	"ok LID BLOCK G0 ... G7 ms T" (the record the SA answered, hex) or
+ *	"err CODE ms T" (CODE the query's status: -110 timed out, -22 an SA
+ *	error status...); T the time the query took.
  *   apistats
  *	"posted P done D ok O canceled C shutdown S other X": the API
  *	operations "hold" posted and the outcomes their callbacks reported
@@ -71,6 +79,7 @@
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
+#include <rdma/ib_sa.h>
 #include <rdma/ib_verbs.h>
 #include <mlx_ext/mlx_ext.h>
 
@@ -1462,6 +1471,92 @@ static int run_errors(struct ib_device *dev, enum ib_poll_context poll)
 }
 
 /* Devices, and what "hold" keeps on them. */
+static struct ib_sa_client sa_client;
+
+struct guidinfo {
+	struct completion done;
+	int status;
+	struct ib_sa_guidinfo_rec rec;
+};
+
+static void guidinfo_done(int status, struct ib_sa_guidinfo_rec *resp, void *context)
+{
+	struct guidinfo *g = context;
+
+	g->status = status;
+	if (!status && resp)
+		g->rec = *resp;
+	complete(&g->done);
+}
+
+static int run_guidinfo(struct ib_device *dev, const char *args)
+{
+	unsigned long long guids[8] = {};
+	struct ib_sa_guidinfo_rec rec = {};
+	struct ib_port_attr attr;
+	struct ib_sa_query *query;
+	struct guidinfo g = {};
+	unsigned int port, block, mask, i;
+	char method_s[16];
+	ib_sa_comp_mask comp;
+	u8 method;
+	ktime_t start;
+	size_t n;
+	int id, ret;
+
+	ret = sscanf(args, "%u %15s %u %x %llx %llx %llx %llx %llx %llx %llx %llx", &port,
+		     method_s, &block, &mask, &guids[0], &guids[1], &guids[2], &guids[3],
+		     &guids[4], &guids[5], &guids[6], &guids[7]);
+	if (ret < 4 || block > 15 || mask > 0xff || !rdma_is_port_valid(dev, port))
+		return -EINVAL;
+	if (!strcmp(method_s, "set"))
+		method = IB_MGMT_METHOD_SET;
+	else if (!strcmp(method_s, "delete"))
+		method = IB_SA_METHOD_DELETE;
+	else
+		return -EINVAL;
+	ret = ib_query_port(dev, port, &attr);
+	if (ret)
+		return ret;
+	rec.lid = cpu_to_be16(attr.lid);
+	rec.block_num = block;
+	comp = IB_SA_GUIDINFO_REC_LID | IB_SA_GUIDINFO_REC_BLOCK_NUM;
+	for (i = 0; i < 8; i++) {
+		__be64 v = cpu_to_be64(guids[i]);
+
+		memcpy(&rec.guid_info_list[8 * i], &v, 8);
+		if (mask & (1 << i))
+			comp |= IB_SA_COMP_MASK(4 + i);	/* IB_SA_GUIDINFO_REC_GID0 + i */
+	}
+	init_completion(&g.done);
+	start = ktime_get();
+	id = ib_sa_guid_info_rec_query(&sa_client, dev, port, &rec, comp, method, 1000,
+				       GFP_KERNEL, guidinfo_done, &g, &query);
+	if (id < 0) {
+		snprintf(result, RESULT_MAX, "err %d ms 0\n", id);
+		return 0;
+	}
+	/* ib_sa calls back exactly once: answered, timed out or cancelled. */
+	if (!wait_for_completion_timeout(&g.done, msecs_to_jiffies(TIMEOUT_MS))) {
+		ib_sa_cancel_query(id, query);
+		wait_for_completion(&g.done);
+	}
+	if (g.status) {
+		snprintf(result, RESULT_MAX, "err %d ms %lld\n", g.status,
+			 ktime_ms_delta(ktime_get(), start));
+		return 0;
+	}
+	n = snprintf(result, RESULT_MAX, "ok %x %u", be16_to_cpu(g.rec.lid), g.rec.block_num);
+	for (i = 0; i < 8; i++) {
+		__be64 v;
+
+		memcpy(&v, &g.rec.guid_info_list[8 * i], 8);
+		n += snprintf(result + n, RESULT_MAX - n, " %llx", be64_to_cpu(v));
+	}
+	snprintf(result + n, RESULT_MAX - n, " ms %lld\n", ktime_ms_delta(ktime_get(), start));
+	return 0;
+}
+
 struct ulp_dev {
 	struct list_head list;
 	struct ib_device *dev;
@@ -1710,6 +1805,11 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 			goto out;
 		ret = hold(d, count, kind[0] != 0);
 		snprintf(result, RESULT_MAX, "%s %d\n", cmd, ret);
+	} else if (!strcmp(cmd, "guidinfo")) {
+		int off = 0;
+
+		sscanf(buf, "%*s %*s %n", &off);
+		ret = off ? run_guidinfo(d->dev, buf + off) : -EINVAL;
 	} else if (!strcmp(cmd, "events")) {
 		ret = 0;
 		snprintf(result, RESULT_MAX, "port_err %d port_active %d\n",
@@ -1748,11 +1848,14 @@ static int __init ulp_init(void)
 {
 	int ret;
 
+	ib_sa_register_client(&sa_client);
 	dir = debugfs_create_dir("mlx_ext_test_ulp", NULL);
 	debugfs_create_file("ctl", 0600, dir, NULL, &ctl_fops);
 	ret = ib_register_client(&ulp_client);
-	if (ret)
+	if (ret) {
 		debugfs_remove(dir);
+		ib_sa_unregister_client(&sa_client);
+	}
 	return ret;
 }
 
@@ -1760,6 +1863,7 @@ static void __exit ulp_exit(void)
 {
 	debugfs_remove(dir);
 	ib_unregister_client(&ulp_client);
+	ib_sa_unregister_client(&sa_client);
 }
 
 module_init(ulp_init);

@@ -6,6 +6,7 @@
 . /tests/common.sh
 . /tests/sim.sh
 . /tests/api.sh
+. /tests/guid.sh
 
 KMEMLEAK=/sys/kernel/debug/kmemleak
 DIR=$IB/rxe0/mlx_ext
@@ -333,5 +334,7 @@ ktap_run test_load_sees_rxe0 test_sysfs_matches_ib_core test_sysfs_read_only \
 	test_sim_del_device_with_work_in_flight test_api_exact test_api_flag_rules \
 	test_api_destroy_with_ops_in_flight test_api_emulation_faults test_api_no_atomics \
 	test_api_driver_refusal_downgrades test_api_contention test_api_combining \
+	test_guid_tree_placement test_sim_sa_guidinfo test_sim_sa_programmed \
+	test_sim_sa_port_events test_sim_sa_del_with_query_in_flight \
 	test_sim_rmmod_with_devices test_kasan_active \
 	test_no_leaks test_kernel_log_clean

@@ -72,8 +72,10 @@ test_sim_models() {
 	done
 	expect_eq "$(cat $IB/mlxsim1/ports/1/lid) $(cat $IB/mlxsim1/ports/2/lid)" "0x4 0x5" "LIDs" || return 1
 	expect_eq "$(cat $IB/mlxsim1/ports/2/gids/0)" "fe80:0000:0000:0000:0002:c903:0000:0102" "port GID" || return 1
-	# No MAD, CM or SA yet: ib_mad made no QP0/QP1 on the device.
-	expect_eq "$(cat $SIMDBG/mlxsim1/objects | tr '\n' ' ')" "pd 0 cq 0 qp 0 mr 0 " "objects" || return 1
+	# MADs, CM and SA but no SMI: ib_mad made QP1 (with a PD, its DMA MR
+	# and a CQ) on each port, and no QP0.
+	expect_eq "$(cat $SIMDBG/mlxsim1/objects | tr '\n' ' ')" "pd 2 cq 2 qp 2 mr 2 " "objects" || return 1
+	expect_eq "$(cat $IB/mlxsim1/ports/1/cap_mask)" "0x00000000" "no SM on the port" || return 1
 	dmesg | grep -q "mlx_ext_sim: mlxsim1: connectib (Connect-IB), 2 port(s), 5 VF(s)" ||
 		{ echo "no creation message"; return 1; }
 }
@@ -299,9 +301,11 @@ test_sim_atomic_errors() {
 		"$want_rxe masked_cas -22 masked_fa -22 " "rxe0"
 }
 
-# objects_zero DEV: fails unless every object of DEV is gone.
+# objects_zero DEV: fails unless every object a ULP made on DEV is gone:
+# only ib_mad's are left (a PD, its DMA MR, a CQ and QP1 per port).
 objects_zero() {
-	expect_eq "$(cat $SIMDBG/$1/objects | tr '\n' ' ')" "pd 0 cq 0 qp 0 mr 0 " "objects of $1"
+	n=$(ls $IB/$1/ports | wc -l)
+	expect_eq "$(cat $SIMDBG/$1/objects | tr '\n' ' ')" "pd $n cq $n qp $n mr $n " "objects of $1"
 }
 
 # Each creation of a loopback's set-up failing in turn (for each side a PD,
@@ -346,7 +350,7 @@ test_sim_fault_injection() {
 test_sim_del_device_with_work_in_flight() {
 	echo 300 >$SIMDBG/mlxsim0/completion_delay_ms
 	expect_eq "$(ulp 'hold mlxsim0 4')" "hold 0" "hold" || return 1
-	expect_eq "$(cat $SIMDBG/mlxsim0/objects | tr '\n' ' ')" "pd 2 cq 2 qp 2 mr 3 " "objects held" || return 1
+	expect_eq "$(cat $SIMDBG/mlxsim0/objects | tr '\n' ' ')" "pd 3 cq 3 qp 3 mr 4 " "objects held (and ib_mad's)" || return 1
 	sim_del 0 || return 1
 	[ ! -e $IB/mlxsim0 ] || { echo "mlxsim0 still there"; return 1; }
 	dmesg | grep -q "mlx_ext_test_ulp: mlxsim0: removed with objects held" ||

@@ -106,7 +106,7 @@ impl ControlError {
 }
 
 /// Checks the bytes of a control line and returns its fields.
-fn fields(text: &[u8]) -> Result<impl Iterator<Item = &[u8]>, ControlError> {
+pub fn fields(text: &[u8]) -> Result<impl Iterator<Item = &[u8]>, ControlError> {
     let text = match text.split_last() {
         Some((b'\n', rest)) => rest,
         _ => text,

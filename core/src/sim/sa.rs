@@ -47,9 +47,16 @@ pub const STATUS_INVALID_FIELD: u16 = 7 << 2;
 /// record is not the port's.
 pub const STATUS_REQ_INVALID: u16 = 3 << 8;
 
-/// The offset of the SA data in a SubnAdm MAD (the common header is 24
-/// bytes, the SA header 20).
-pub const SA_DATA: usize = 44;
+/// The offset of the SA header in a SubnAdm MAD (`struct ib_sa_mad`): after
+/// the common MAD header (24 bytes) and the RMPP header (12).
+pub const SA_HDR: usize = 36;
+/// The offset of the SA header's AttributeOffset (after the 8-byte SM_Key).
+pub const ATTR_OFFSET: usize = SA_HDR + 8;
+/// The offset of the SA header's ComponentMask.
+pub const COMP_MASK: usize = SA_HDR + 12;
+/// The offset of the SA data: `IB_MGMT_SA_HDR` (56), after the 20-byte SA
+/// header.
+pub const SA_DATA: usize = SA_HDR + 20;
 /// The length of a GuidInfoRecord.
 pub const GUID_INFO_REC_LEN: usize = 72;
 /// The GUIDs of one record.
@@ -151,7 +158,7 @@ pub fn decode(mad: &[u8; MAD_LEN]) -> Result<SaRequest, MadError> {
     match (method, attr) {
         (METHOD_GET, ATTR_CLASS_PORT_INFO) => Ok(SaRequest::ClassPortInfo { tid }),
         (METHOD_SET | METHOD_DELETE, ATTR_GUID_INFO_REC) => {
-            let comp = be64(mad, 36);
+            let comp = be64(mad, COMP_MASK);
             let d = SA_DATA;
             let mut guids = [0u64; GUIDS_PER_RECORD];
             for (i, g) in guids.iter_mut().enumerate() {
@@ -194,7 +201,7 @@ pub fn encode_answer(req: &[u8; MAD_LEN], status: u16, data: &[u8]) -> [u8; MAD_
     out[3] = response_method(req[3]);
     put16(&mut out, 4, status);
     // AttributeOffset: the record's length in 8-byte words.
-    put16(&mut out, 32, (GUID_INFO_REC_LEN / 8) as u16);
+    put16(&mut out, ATTR_OFFSET, (GUID_INFO_REC_LEN / 8) as u16);
     let n = data.len().min(MAD_LEN - SA_DATA);
     out[SA_DATA..SA_DATA + n].copy_from_slice(&data[..n]);
     out
@@ -238,7 +245,7 @@ pub fn encode_request(
             comp |= comp_mask_gid(i);
         }
     }
-    put64(&mut m, 36, comp);
+    put64(&mut m, COMP_MASK, comp);
     let rec = guid_info_rec(lid, block, guids);
     m[SA_DATA..SA_DATA + GUID_INFO_REC_LEN].copy_from_slice(&rec);
     m
@@ -281,6 +288,64 @@ pub struct LogEntry {
     pub declined: u8,
 }
 
+/// A command to a port's SA, as written to the simulator's debugfs file
+/// `sa<port>` (one per write, a final newline allowed):
+///
+/// - `accept`: grant what is asked (the default);
+/// - `status N`: answer every request with MAD status `N` (decimal,
+///   1..=65535);
+/// - `silent`: never answer (ib_sa's query times out);
+/// - `port_down`: as `silent`, logged as the port being down;
+/// - `decline ENTRY TIMES`: decline the next `TIMES` (0..=255) SET requests
+///   that include GUID `ENTRY` (0..=127), counted per request;
+/// - `clear_log`: forget the logged requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SaCommand {
+    /// `accept`, `status N`, `silent`, `port_down`.
+    Mode(SaMode),
+    /// `decline ENTRY TIMES`.
+    Decline {
+        /// The GUID index, 0..=127.
+        entry: usize,
+        /// How many requests to decline.
+        times: u8,
+    },
+    /// `clear_log`.
+    ClearLog,
+}
+
+/// Parses a command (see [`SaCommand`]); `None` for anything else.
+pub fn parse_command(text: &[u8]) -> Option<SaCommand> {
+    use super::control::{decimal, fields};
+    let mut f = fields(text).ok()?;
+    let cmd = match f.next()? {
+        b"accept" => SaCommand::Mode(SaMode::Accept),
+        b"silent" => SaCommand::Mode(SaMode::Silent),
+        b"port_down" => SaCommand::Mode(SaMode::PortDown),
+        b"clear_log" => SaCommand::ClearLog,
+        b"status" => {
+            let n = u16::try_from(decimal(f.next()?)?).ok()?;
+            if n == 0 {
+                return None;
+            }
+            SaCommand::Mode(SaMode::Status(n))
+        }
+        b"decline" => {
+            let entry = usize::try_from(decimal(f.next()?)?).ok()?;
+            let times = u8::try_from(decimal(f.next()?)?).ok()?;
+            if entry >= PORT_GUIDS {
+                return None;
+            }
+            SaCommand::Decline { entry, times }
+        }
+        _ => return None,
+    };
+    if f.next().is_some() {
+        return None;
+    }
+    Some(cmd)
+}
+
 /// The log's capacity: the oldest requests are forgotten.
 pub const LOG_LEN: usize = 64;
 
@@ -296,6 +361,7 @@ pub struct Sa {
     next: usize,
     answers: [Option<(u64, [u8; MAD_LEN])>; 4],
     next_answer: usize,
+    changes: u64,
 }
 
 /// The GUID asked for that means "assign one" (`0`).
@@ -317,6 +383,38 @@ impl Sa {
             next: 0,
             answers: [None; 4],
             next_answer: 0,
+            changes: 0,
+        }
+    }
+
+    /// Sets `entry` as the SM holds it without a request: the port's own
+    /// GUID in entry 0, as a subnet manager finds it.
+    pub fn preset(&mut self, entry: usize, guid: u64) {
+        if let Some(t) = self.table.get_mut(entry) {
+            *t = guid;
+        }
+    }
+
+    /// How many times a request changed the table: a port whose SA
+    /// answered tells ib_core its GID table changed when this moves.
+    pub const fn changes(&self) -> u64 {
+        self.changes
+    }
+
+    /// Forgets every logged request (and the answers kept for resends).
+    pub fn clear_log(&mut self) {
+        self.log = [None; LOG_LEN];
+        self.next = 0;
+        self.answers = [None; 4];
+        self.next_answer = 0;
+    }
+
+    /// Carries out a command written to the simulator's control file.
+    pub fn command(&mut self, cmd: SaCommand) {
+        match cmd {
+            SaCommand::Mode(mode) => self.set_mode(mode),
+            SaCommand::Decline { entry, times } => self.decline(entry, times),
+            SaCommand::ClearLog => self.clear_log(),
         }
     }
 
@@ -500,6 +598,9 @@ impl Sa {
                 }
             };
             if let Some(t) = self.table.get_mut(entry) {
+                if *t != value {
+                    self.changes = self.changes.wrapping_add(1);
+                }
                 *t = value;
             }
             *g = value;
@@ -546,9 +647,11 @@ mod tests {
         assert_eq!(&m[0..4], &[1, 3, 2, 2]);
         assert_eq!(&m[8..16], &0x1234_5678_9abc_def0u64.to_be_bytes());
         assert_eq!(&m[16..18], &[0x00, 0x30]);
-        assert_eq!(be64(&m, 36), 0b11 | (0b1010_0001 << 4));
-        assert_eq!(&m[44..47], &[0, 3, 5]);
-        assert_eq!(&m[52..60], &1u64.to_be_bytes());
+        // The layout of `struct ib_sa_mad` (IBA 15.2.1.1; ib_sa.h): the
+        // component mask at byte 48, the record at 56 (IB_MGMT_SA_HDR).
+        assert_eq!(be64(&m, 48), 0b11 | (0b1010_0001 << 4));
+        assert_eq!(&m[56..59], &[0, 3, 5]);
+        assert_eq!(&m[64..72], &1u64.to_be_bytes());
         assert_eq!(
             decode(&m),
             Ok(SaRequest::GuidInfo {
@@ -726,5 +829,77 @@ mod tests {
         };
         assert_eq!(tids, [10, LOG_LEN as u64 + 9]);
         assert_eq!(sa.log().count(), LOG_LEN);
+    }
+
+    #[test]
+    fn commands_parse_and_refuse() {
+        assert_eq!(
+            parse_command(b"accept\n"),
+            Some(SaCommand::Mode(SaMode::Accept))
+        );
+        assert_eq!(
+            parse_command(b"silent"),
+            Some(SaCommand::Mode(SaMode::Silent))
+        );
+        assert_eq!(
+            parse_command(b"port_down\n"),
+            Some(SaCommand::Mode(SaMode::PortDown))
+        );
+        assert_eq!(
+            parse_command(b"status 28\n"),
+            Some(SaCommand::Mode(SaMode::Status(28)))
+        );
+        assert_eq!(
+            parse_command(b"decline 127 3\n"),
+            Some(SaCommand::Decline {
+                entry: 127,
+                times: 3
+            })
+        );
+        assert_eq!(parse_command(b"clear_log"), Some(SaCommand::ClearLog));
+        for bad in [
+            &b""[..],
+            b"\n",
+            b"accept now",
+            b"status",
+            b"status 0",
+            b"status 65536",
+            b"status 0x1c",
+            b"decline 128 1",
+            b"decline 5",
+            b"decline 5 256",
+            b"decline 5 1 2",
+            b"Accept",
+            b"accept\n\n",
+        ] {
+            assert_eq!(parse_command(bad), None, "{:?}", bad);
+        }
+    }
+
+    #[test]
+    fn commands_act_and_changes_count() {
+        let mut sa = Sa::new(LID, 0x100);
+        sa.preset(0, 0xfeed);
+        assert_eq!(sa.guid(0), 0xfeed);
+        assert_eq!(sa.changes(), 0);
+        sa.command(SaCommand::Decline { entry: 3, times: 1 });
+        assert_eq!(sa.declines_left(3), 1);
+        // A declined entry and an unchanged one are no change; an
+        // assignment is.
+        answer(&mut sa, &set(1, 0, 0b1000, [0; 8]), 0);
+        assert_eq!(sa.changes(), 0);
+        answer(&mut sa, &set(2, 0, 0b1000, [0; 8]), 0);
+        assert_eq!(sa.changes(), 1);
+        answer(&mut sa, &set(3, 0, 0b1000, [0, 0, 0, 0x103, 0, 0, 0, 0]), 0);
+        assert_eq!(sa.changes(), 1);
+        sa.command(SaCommand::Mode(SaMode::Silent));
+        assert_eq!(sa.mode(), SaMode::Silent);
+        assert_eq!(sa.log().count(), 3);
+        sa.command(SaCommand::ClearLog);
+        assert_eq!(sa.log().count(), 0);
+        // A request answered before the log was cleared is a new one now.
+        sa.command(SaCommand::Mode(SaMode::Accept));
+        assert!(answers(&mut sa, &set(2, 0, 0b1000, [0; 8]), 5));
+        assert_eq!(sa.log().next().map(|e| e.copies), Some(1));
     }
 }

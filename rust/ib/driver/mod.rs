@@ -17,8 +17,9 @@
 //!
 //! What this layer does not offer: user space (no `alloc_ucontext`, so
 //! uverbs and the provider libraries never bind to these devices), SRQs,
-//! address handles, memory windows, and every optional op not in
-//! [`Driver`].
+//! UD QPs other than the GSI QP, memory windows, and every optional op not
+//! in [`Driver`]. Address handles are InfiniBand LID addresses, which this
+//! layer keeps for the driver ([`Ah`]).
 
 pub mod dma;
 mod objects;
@@ -26,10 +27,12 @@ mod ops;
 mod types;
 
 pub use super::bus::BusDevice;
+pub use objects::Ah;
 pub use objects::{Cq, CqNotifier, Mr, Pd, Qp};
 pub use types::{
-    qp_mask, DeviceAttr, MrKeys, MrMap, PortAttr, PortImmutable, PortState, QpAttr, QpInitAttr,
-    QpRef, QpState, RecvWr, RegWr, SendWr, Sge, Wc, WcSink, CORE_CAP_PROT_IB,
+    qp_mask, AhAttr, DeviceAttr, MrKeys, MrMap, PortAttr, PortImmutable, PortState, QpAttr,
+    QpInitAttr, QpRef, QpState, QpType, RecvWr, RegWr, SendWr, Sge, UdWr, Wc, WcSink,
+    CORE_CAP_IB_NO_SMI, CORE_CAP_PROT_IB, MGMT_MAD_SIZE,
 };
 
 use super::bindings;
@@ -64,6 +67,8 @@ pub trait Driver: Send + Sync + Sized + 'static {
     type Qp: Send + Sync;
     /// The driver's data of a memory region.
     type Mr: Send + Sync;
+    /// The driver's data of an address handle.
+    type Ah: Send + Sync;
 
     /// The device's attributes, asked once during registration.
     fn query_device(&self) -> DeviceAttr;
@@ -149,6 +154,19 @@ pub trait Driver: Send + Sync + Sized + 'static {
 
     /// Takes the pages `ib_map_mr_sg` mapped an FRWR MR to.
     fn map_mr(&self, _mr: &Mr<Self>, _map: &MrMap<'_>) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Makes an address handle for `attr` (may be called in atomic
+    /// context: no sleeping). Implementing it also provides `query_ah`
+    /// (which answers `attr`) and `destroy_ah`; ib_sa needs all three.
+    fn create_ah(&self, _attr: &AhAttr) -> Result<Self::Ah> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Takes a change of the capability mask of `port` (`ib_modify_port`:
+    /// ib_cm sets `IB_PORT_CM_SUP`), which ib_cm needs to attach.
+    fn modify_port(&self, _port: u32) -> Result {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 }
@@ -314,17 +332,30 @@ impl Events {
     /// (`IB_EVENT_PORT_ACTIVE`, `IB_EVENT_PORT_ERR`), as a driver does when
     /// the link changes. Sleeps.
     pub fn port_event(&self, port: u32, active: bool) {
+        self.dispatch(
+            port,
+            if active {
+                bindings::ib_event_type_IB_EVENT_PORT_ACTIVE
+            } else {
+                bindings::ib_event_type_IB_EVENT_PORT_ERR
+            },
+        );
+    }
+
+    /// Tells ib_core and its clients that the GID table of `port` changed
+    /// (`IB_EVENT_GID_CHANGE`): ib_core's cache reads it again. Sleeps.
+    pub fn gid_change(&self, port: u32) {
+        self.dispatch(port, bindings::ib_event_type_IB_EVENT_GID_CHANGE);
+    }
+
+    fn dispatch(&self, port: u32, kind: bindings::ib_event_type) {
         let alive = self.0.alive.lock();
         if !*alive {
             return;
         }
         let mut event = bindings::ib_event {
             device: self.0.ib.as_ptr(),
-            event: if active {
-                bindings::ib_event_type_IB_EVENT_PORT_ACTIVE
-            } else {
-                bindings::ib_event_type_IB_EVENT_PORT_ERR
-            },
+            event: kind,
             ..Default::default()
         };
         event.element.port_num = port;

@@ -4,7 +4,7 @@
 //! it, as C drivers lay them out (`INIT_RDMA_OBJ_SIZE`).
 
 use super::super::bindings;
-use super::types::{MrKeys, QpRef};
+use super::types::{AhAttr, MrKeys, QpRef};
 use super::Driver;
 use core::{
     cell::UnsafeCell,
@@ -193,6 +193,21 @@ core_object!(
     Qp,
     ()
 );
+
+core_object!(
+    /// An address handle of a device of driver `T`.
+    Ah,
+    ib_ah,
+    Ah,
+    AhAttr
+);
+
+impl<T: Driver> Ah<T> {
+    /// The address it was made for.
+    pub fn attr(&self) -> AhAttr {
+        *self.layer()
+    }
+}
 
 impl<T: Driver> Qp<T> {
     /// The QP as completions name it.

@@ -11,8 +11,10 @@
 //! `Sync` data allows.
 
 use super::super::bindings;
-use super::objects::{Cq, CqNotifier, DevObj, Mr, Pd, Qp};
-use super::types::{MrMap, QpAttr, QpInitAttr, QpState, RecvWr, RegWr, SendWr, Sge, WcSink};
+use super::objects::{Ah, Cq, CqNotifier, DevObj, Mr, Pd, Qp};
+use super::types::{
+    AhAttr, MrMap, QpAttr, QpInitAttr, QpState, QpType, RecvWr, RegWr, SendWr, Sge, UdWr, WcSink,
+};
 use super::Driver;
 use core::{ffi::c_int, marker::PhantomData};
 use kernel::{error::from_result, prelude::*, ThisModule};
@@ -99,6 +101,27 @@ impl<T: Driver> Adapter<T> {
             },
             reg_user_mr: Some(Self::reg_user_mr),
             dereg_mr: Some(Self::dereg_mr),
+            create_ah: if T::HAS_CREATE_AH {
+                Some(Self::create_ah)
+            } else {
+                None
+            },
+            query_ah: if T::HAS_CREATE_AH {
+                Some(Self::query_ah)
+            } else {
+                None
+            },
+            destroy_ah: if T::HAS_CREATE_AH {
+                Some(Self::destroy_ah)
+            } else {
+                None
+            },
+            modify_port: if T::HAS_MODIFY_PORT {
+                Some(Self::modify_port)
+            } else {
+                None
+            },
+            size_ib_ah: if T::HAS_CREATE_AH { Ah::<T>::SIZE } else { 0 },
             size_ib_pd: Pd::<T>::SIZE,
             size_ib_cq: Cq::<T>::SIZE,
             size_ib_qp: Qp::<T>::SIZE,
@@ -348,7 +371,8 @@ impl<T: Driver> Adapter<T> {
                 )
             };
             let attr = QpInitAttr {
-                rc: init.qp_type == bindings::ib_qp_type_IB_QPT_RC,
+                qp_type: QpType::from_raw(init.qp_type),
+                port: init.port_num,
                 max_send_wr: init.cap.max_send_wr,
                 max_recv_wr: init.cap.max_recv_wr,
                 max_send_sge: init.cap.max_send_sge,
@@ -437,8 +461,10 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: see the module comment.
         let (obj, dev) = unsafe { (Qp::<T>::from_raw(qp), DevObj::<T>::from_ib((*qp).device)) };
         while !wr.is_null() {
-            // SAFETY: the ULP's chain of WRs is valid during the call.
-            let r = unsafe { Self::send_wr((*qp).device, wr) }.and_then(|w| dev.post_send(obj, &w));
+            // SAFETY: the ULP's chain of WRs is valid during the call; the
+            // QP's type is set by ib_core before `create_qp`.
+            let r = unsafe { Self::send_wr((*qp).device, (*qp).qp_type, wr) }
+                .and_then(|w| dev.post_send(obj, &w));
             if let Err(e) = r {
                 // SAFETY: ib_core passes where to report the failed WR.
                 unsafe { bad.write(wr) };
@@ -455,10 +481,11 @@ impl<T: Driver> Adapter<T> {
     ///
     /// # Safety
     ///
-    /// `wr` is a WR a ULP posted on a QP of device `ib`, valid during the
-    /// call.
+    /// `wr` is a WR a ULP posted on a QP of type `qp_type` of device `ib`,
+    /// valid during the call.
     unsafe fn send_wr<'a>(
         ib: *mut bindings::ib_device,
+        qp_type: u32,
         wr: *const bindings::ib_send_wr,
     ) -> Result<SendWr<'a, T>> {
         use bindings::{ib_atomic_wr, ib_rdma_wr};
@@ -489,7 +516,29 @@ impl<T: Driver> Adapter<T> {
             swap_mask: 0,
             invalidate_rkey: 0,
             reg: None,
+            ud: None,
         };
+        if QpType::from_raw(qp_type) == QpType::Gsi {
+            // SAFETY: every WR posted on a GSI QP is the `wr` of an
+            // `ib_ud_wr` (`ud_wr()`), at offset 0.
+            let u = unsafe { &*wr.cast::<bindings::ib_ud_wr>() };
+            // SAFETY: a live address handle of the ULP's (ib_mad's); ib_core
+            // set its device when it was made. Only one of this device is
+            // an `Ah<T>`: another is refused.
+            if u.ah.is_null() || unsafe { bindings::mlx_ext_ah_device(u.ah) } != ib {
+                return Err(EINVAL);
+            }
+            // SAFETY: an address handle of this device, made by `create_ah`
+            // for `T`, live while the WR is posted.
+            let ah = unsafe { Ah::<T>::from_raw(u.ah) };
+            out.ud = Some(UdWr {
+                ah: ah.attr(),
+                remote_qpn: u.remote_qpn,
+                remote_qkey: u.remote_qkey,
+                pkey_index: u.pkey_index,
+            });
+            return Ok(out);
+        }
         match w.opcode {
             CMP_SWAP | FETCH_ADD | MASKED_CMP_SWAP | MASKED_FETCH_ADD => {
                 // SAFETY: a WR with an atomic opcode is the `wr` of an
@@ -645,6 +694,70 @@ impl<T: Driver> Adapter<T> {
             Ok(()) => n,
             Err(e) => e.to_errno(),
         }
+    }
+
+    unsafe extern "C" fn create_ah(
+        ah: *mut bindings::ib_ah,
+        init: *mut bindings::rdma_ah_init_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        from_result(|| {
+            if !udata.is_null() {
+                return Err(super::super::eopnotsupp());
+            }
+            let mut raw = bindings::mlx_ext_ah::default();
+            // SAFETY: ib_core passes the caller's attributes, valid during
+            // the call.
+            kernel::error::to_result(unsafe { bindings::mlx_ext_ah_init_read(init, &mut raw) })?;
+            let attr = AhAttr::from_raw(&raw);
+            // SAFETY: see the module comment; ib_core set the AH's device
+            // before calling us. The data is initialised below, before any
+            // other use.
+            let (obj, dev) = unsafe {
+                (
+                    Ah::<T>::from_raw(ah),
+                    DevObj::<T>::from_ib(bindings::mlx_ext_ah_device(ah)),
+                )
+            };
+            let data = dev.create_ah(&attr)?;
+            // SAFETY: not initialised yet; ib_core uses the AH only after.
+            unsafe { obj.init(attr, data) };
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn query_ah(
+        ah: *mut bindings::ib_ah,
+        attr: *mut bindings::rdma_ah_attr,
+    ) -> c_int {
+        // SAFETY: see the module comment; `attr` is the caller's, zeroed by
+        // `rdma_query_ah`.
+        unsafe {
+            let raw = Ah::<T>::from_raw(ah).attr().raw();
+            bindings::mlx_ext_ah_attr_write(attr, &raw);
+        }
+        0
+    }
+
+    unsafe extern "C" fn destroy_ah(ah: *mut bindings::ib_ah, _flags: u32) -> c_int {
+        // SAFETY: see the module comment; ib_core frees the AH after this
+        // returns and never uses it again.
+        unsafe { Ah::<T>::from_raw(ah).drop_data() };
+        0
+    }
+
+    unsafe extern "C" fn modify_port(
+        ib: *mut bindings::ib_device,
+        port: u32,
+        _mask: c_int,
+        _modify: *mut bindings::ib_port_modify,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: see the module comment.
+            let dev = unsafe { DevObj::<T>::from_ib(ib) };
+            dev.modify_port(port)?;
+            Ok(0)
+        })
     }
 
     /// No user space reaches these devices (no `alloc_ucontext`); ib_core

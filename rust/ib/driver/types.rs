@@ -171,6 +171,97 @@ pub struct PortImmutable {
 /// The core capability flag of an InfiniBand port without MADs, CM or SA.
 pub const CORE_CAP_PROT_IB: u32 = bindings::RDMA_CORE_CAP_PROT_IB;
 
+/// The core capabilities of an InfiniBand port with MADs, CM and SA but no
+/// SMI (`RDMA_CORE_PORT_IBA_IB` without `RDMA_CORE_CAP_IB_SMI`): ib_mad
+/// makes the GSI QP (QP1) on it and no QP0, ib_sa and ib_cm attach.
+pub const CORE_CAP_IB_NO_SMI: u32 = bindings::RDMA_CORE_CAP_PROT_IB
+    | bindings::RDMA_CORE_CAP_IB_MAD
+    | bindings::RDMA_CORE_CAP_IB_CM
+    | bindings::RDMA_CORE_CAP_IB_SA
+    | bindings::RDMA_CORE_CAP_AF_IB;
+
+/// `IB_MGMT_MAD_SIZE`: the `max_mad_size` of a port with
+/// `RDMA_CORE_CAP_IB_MAD`.
+pub const MGMT_MAD_SIZE: u32 = 256;
+
+/// The type of a queue pair (`enum ib_qp_type`), as far as drivers of this
+/// layer tell them apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QpType {
+    /// `IB_QPT_RC`.
+    Rc,
+    /// `IB_QPT_GSI`: QP1 of a port, which ib_mad makes.
+    Gsi,
+    /// Anything else (the driver refuses it).
+    Other,
+}
+
+impl QpType {
+    pub(super) fn from_raw(raw: u32) -> Self {
+        match raw {
+            bindings::ib_qp_type_IB_QPT_RC => Self::Rc,
+            bindings::ib_qp_type_IB_QPT_GSI => Self::Gsi,
+            _ => Self::Other,
+        }
+    }
+
+    fn raw(self) -> u32 {
+        match self {
+            Self::Rc => bindings::ib_qp_type_IB_QPT_RC,
+            Self::Gsi => bindings::ib_qp_type_IB_QPT_GSI,
+            Self::Other => bindings::ib_qp_type_IB_QPT_MAX,
+        }
+    }
+}
+
+/// An InfiniBand address (`struct rdma_ah_attr` of type IB), as an address
+/// handle keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AhAttr {
+    /// Destination LID.
+    pub dlid: u32,
+    /// The local port.
+    pub port: u32,
+    /// Service level.
+    pub sl: u8,
+    /// Whether a GRH was asked for.
+    pub grh: bool,
+}
+
+impl AhAttr {
+    pub(super) fn from_raw(raw: &bindings::mlx_ext_ah) -> Self {
+        Self {
+            dlid: raw.dlid,
+            port: raw.port,
+            sl: raw.sl,
+            grh: raw.grh,
+        }
+    }
+
+    pub(super) fn raw(&self) -> bindings::mlx_ext_ah {
+        bindings::mlx_ext_ah {
+            dlid: self.dlid,
+            port: self.port,
+            sl: self.sl,
+            grh: self.grh,
+        }
+    }
+}
+
+/// What a send on a UD or GSI QP carries besides the common fields
+/// (`struct ib_ud_wr`).
+#[derive(Clone, Copy, Debug)]
+pub struct UdWr {
+    /// Where it goes: the address handle's address.
+    pub ah: AhAttr,
+    /// The destination QP.
+    pub remote_qpn: u32,
+    /// The destination's Q_Key.
+    pub remote_qkey: u32,
+    /// The P_Key index (GSI only).
+    pub pkey_index: u16,
+}
+
 /// The state of a queue pair (`enum ib_qp_state`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
@@ -207,19 +298,15 @@ impl QpState {
     }
 
     /// Whether ib_core's table of the IB specification allows going from
-    /// `self` to `next` on an RC QP with the attributes of `mask`
-    /// (`ib_modify_qp_is_ok`).
-    pub fn transition_ok(self, next: Self, mask: u32) -> bool {
-        // SAFETY: a pure function of its arguments; every state value is
-        // one of `enum ib_qp_state`.
-        unsafe {
-            bindings::ib_modify_qp_is_ok(
-                self as u32,
-                next as u32,
-                bindings::ib_qp_type_IB_QPT_RC,
-                mask,
-            )
+    /// `self` to `next` on a QP of type `qp_type` with the attributes of
+    /// `mask` (`ib_modify_qp_is_ok`). Never for [`QpType::Other`].
+    pub fn transition_ok(self, next: Self, qp_type: QpType, mask: u32) -> bool {
+        if qp_type == QpType::Other {
+            return false;
         }
+        // SAFETY: a pure function of its arguments; every state value is
+        // one of `enum ib_qp_state`, and the type one of `enum ib_qp_type`.
+        unsafe { bindings::ib_modify_qp_is_ok(self as u32, next as u32, qp_type.raw(), mask) }
     }
 }
 
@@ -247,9 +334,10 @@ pub mod qp_mask {
 /// What a kernel ULP asks of a new QP (`struct ib_qp_init_attr`).
 #[derive(Clone, Copy, Debug)]
 pub struct QpInitAttr {
-    /// Whether it is an RC QP (`IB_QPT_RC`); other types are the driver's
-    /// to refuse.
-    pub rc: bool,
+    /// Its type; those the driver does not take are its to refuse.
+    pub qp_type: QpType,
+    /// `port_num`: the port of a GSI QP.
+    pub port: u32,
     /// Send queue depth.
     pub max_send_wr: u32,
     /// Receive queue depth.
@@ -346,6 +434,8 @@ pub struct SendWr<'a, T: Driver> {
     pub invalidate_rkey: u32,
     /// What `IB_WR_REG_MR` registers (`struct ib_reg_wr`).
     pub reg: Option<RegWr<'a, T>>,
+    /// The address of a send on a GSI QP (`struct ib_ud_wr`).
+    pub ud: Option<UdWr>,
 }
 
 /// The registration an `IB_WR_REG_MR` asks for.
@@ -407,6 +497,8 @@ pub struct Wc {
     pub src_qp: u32,
     /// The source LID (receives).
     pub slid: u32,
+    /// The P_Key index the receive came with (GSI receives).
+    pub pkey_index: u16,
 }
 
 /// Where `poll_cq` writes completions: the ULP's array.
@@ -447,6 +539,7 @@ impl<'a> WcSink<'a> {
             qp: wc.qp.0.as_ptr(),
             src_qp: wc.src_qp,
             slid: wc.slid,
+            pkey_index: wc.pkey_index,
             ..Default::default()
         };
         raw.__bindgen_anon_1.wr_id = wc.wr_id;

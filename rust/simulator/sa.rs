@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The subnet administrator of a simulated adapter's ports: the SA that
+//! ib_sa's queries reach through the port's GSI QP (`gsi.rs`). Its policy
+//! is the pure [`crate::sim::sa::Sa`], one per port; this file keeps them,
+//! gives them a clock, and tells ib_core when a port's GID table (the
+//! alias GUIDs the SA granted, as a mlx4 PF shows them) changes.
+
+use crate::ib::{driver::Events, sync::IrqSpinLock, ShowBuf};
+use crate::new_irq_spinlock;
+use crate::sim::sa::{parse_command, Sa, SaMode, MAD_LEN, PORT_GUIDS};
+use core::fmt::Write;
+use kernel::{
+    new_mutex,
+    prelude::*,
+    sync::{Arc, Mutex},
+    time::Ktime,
+};
+
+/// The SAs of one adapter's ports.
+#[pin_data]
+pub(super) struct SimSa {
+    /// Port `p`'s SA at index `p - 1`.
+    #[pin]
+    ports: IrqSpinLock<KVec<KBox<Sa>>>,
+    /// Where GID table changes are raised, once the device is registered.
+    #[pin]
+    events: Mutex<Option<Events>>,
+    /// The log's clock starts here.
+    start: Ktime,
+}
+
+impl SimSa {
+    /// The SAs of `ports` ports: port `p` has LID `lid(p)`, its own GUID
+    /// `port_guid(p)` in entry 0, and assigns `assign_base(p) + n` to entry
+    /// `n` when asked to assign one.
+    pub(super) fn new(
+        ports: u8,
+        lid: impl Fn(u32) -> u32,
+        port_guid: impl Fn(u32) -> u64,
+        assign_base: impl Fn(u32) -> u64,
+    ) -> Result<Arc<Self>> {
+        let mut v = KVec::with_capacity(usize::from(ports), GFP_KERNEL)?;
+        for p in 1..=u32::from(ports) {
+            let lid = u16::try_from(lid(p)).map_err(|_| EINVAL)?;
+            let mut sa = KBox::new(Sa::new(lid, assign_base(p)), GFP_KERNEL)?;
+            sa.preset(0, port_guid(p));
+            v.push(sa, GFP_KERNEL)?;
+        }
+        Arc::pin_init(
+            pin_init!(Self {
+                ports <- new_irq_spinlock!(v, "mlx_ext_sim::sa::ports"),
+                events <- new_mutex!(None, "mlx_ext_sim::sa::events"),
+                start: Ktime::ktime_get(),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Raises the device's events from now on (once it is registered).
+    pub(super) fn set_events(&self, events: Events) {
+        *self.events.lock() = Some(events);
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(kernel::time::ktime_ms_delta(Ktime::ktime_get(), self.start)).unwrap_or(0)
+    }
+
+    fn index(port: u32) -> Option<usize> {
+        usize::try_from(port.checked_sub(1)?).ok()
+    }
+
+    /// GUID `entry` of `port` as the SM holds it (0 for none).
+    pub(super) fn guid(&self, port: u32, entry: u32) -> u64 {
+        let (Some(i), Ok(e)) = (Self::index(port), usize::try_from(entry)) else {
+            return 0;
+        };
+        self.ports.lock().get(i).map_or(0, |sa| sa.guid(e))
+    }
+
+    /// Takes a MAD sent to the SM from `port`; returns whether there is an
+    /// answer, which is then in `out`. Process context: a change of the
+    /// port's GUIDs is raised as `IB_EVENT_GID_CHANGE`.
+    pub(super) fn handle(&self, port: u32, mad: &[u8; MAD_LEN], out: &mut [u8; MAD_LEN]) -> bool {
+        let Some(i) = Self::index(port) else {
+            return false;
+        };
+        let now = self.now_ms();
+        let (answered, changed) = {
+            let mut ports = self.ports.lock();
+            let Some(sa) = ports.get_mut(i) else {
+                return false;
+            };
+            let before = sa.changes();
+            let answered = sa.handle(mad, now, out);
+            (answered, sa.changes() != before)
+        };
+        if changed {
+            if let Some(events) = &*self.events.lock() {
+                events.gid_change(port);
+            }
+        }
+        answered
+    }
+
+    /// Carries out a command written to `sa<port>`.
+    pub(super) fn command(&self, port: u32, text: &[u8]) -> Result {
+        let cmd = parse_command(text).ok_or(EINVAL)?;
+        let i = Self::index(port).ok_or(EINVAL)?;
+        self.ports.lock().get_mut(i).ok_or(EINVAL)?.command(cmd);
+        Ok(())
+    }
+
+    /// What `sa<port>` shows: the mode, the declines left, then the log,
+    /// oldest first, one request a line:
+    /// `TID FIRST_MS METHOD ATTR BLOCK MASK COPIES STATUS DECLINED`
+    /// (hex but for the times, the block and the copies; STATUS `-` while
+    /// unanswered).
+    pub(super) fn show(&self, port: u32, out: &mut ShowBuf<'_>) -> Result {
+        let i = Self::index(port).ok_or(EINVAL)?;
+        let ports = self.ports.lock();
+        let sa = ports.get(i).ok_or(EINVAL)?;
+        let r = (|| -> core::fmt::Result {
+            match sa.mode() {
+                SaMode::Accept => writeln!(out, "mode accept")?,
+                SaMode::Status(s) => writeln!(out, "mode status {}", s)?,
+                SaMode::Silent => writeln!(out, "mode silent")?,
+                SaMode::PortDown => writeln!(out, "mode port_down")?,
+            }
+            write!(out, "declines")?;
+            for e in 0..PORT_GUIDS {
+                let n = sa.declines_left(e);
+                if n > 0 {
+                    write!(out, " {}:{}", e, n)?;
+                }
+            }
+            writeln!(out)?;
+            for e in sa.log() {
+                write!(
+                    out,
+                    "{:x} {} {:x} {:x} {} {:x} {} ",
+                    e.tid, e.first_ms, e.method, e.attr, e.block, e.mask, e.copies
+                )?;
+                match e.status {
+                    Some(s) => write!(out, "{:x}", s)?,
+                    None => write!(out, "-")?,
+                }
+                writeln!(out, " {:x}", e.declined)?;
+            }
+            Ok(())
+        })();
+        r.map_err(|_| ENOSPC)
+    }
+}
