@@ -7,14 +7,15 @@
 #   make check   every test: host cargo test, rustfmt, clippy, module build, VM tests
 #   make shell   boot the VM with the tree's modules, rxe0 and mlx_ext: a shell
 #   make vm-run SCRIPT=FILE   run guest script FILE in the VM, as the tests run
-#   make bench   the benchmarks: host (masked atomics arithmetic, ns/op) and VM (the ULP API's costs and ratios)
+#   make bench   the benchmarks: host (masked atomics arithmetic, ns/op) and VM (the ULP API's costs and
+#                ratios; the VF GUID tables' SA requests and convergence time)
 #   make module  build mlx_ext.ko against the cached test kernel
 #   make kernel  build (or reuse) the cached test kernel
 #   make setup   install the Debian packages and bindgen-cli the rest needs
 #   make clean   remove build products of this tree (not the kernel cache)
 
 SHELL := /bin/bash
-.PHONY: run check shell vm-run bench bench-host bench-vm module kernel setup clean
+.PHONY: run check shell vm-run bench bench-host bench-vm bench-guid module kernel setup clean
 
 run: setup
 	@kdir=$$(scripts/build-module.sh) && \
@@ -32,7 +33,7 @@ vm-run: setup
 check:
 	@scripts/check.sh
 
-bench: bench-host bench-vm
+bench: bench-host bench-vm bench-guid
 
 bench-host:
 	cargo bench -p mlx-ext-core --bench atomics
@@ -40,6 +41,10 @@ bench-host:
 bench-vm: setup
 	@kdir=$$(scripts/build-module.sh) && \
 		scripts/vm-run.sh tests/vm/bench.sh "$$kdir"
+
+bench-guid: setup
+	@kdir=$$(scripts/build-module.sh) && \
+		scripts/vm-run.sh tests/vm/bench_guid.sh "$$kdir"
 
 module: setup
 	@scripts/build-module.sh >/dev/null

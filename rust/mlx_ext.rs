@@ -32,6 +32,8 @@ module! {
 
 struct MlxExt {
     _reports: ib::Registration<report::DeviceReports>,
+    /// After the client: its devices' SA queries end before it goes.
+    _sa: ib::iov::SaClient,
     /// The debugfs test interface; the module works without it.
     _selftest: Option<ib::debugfs::Dir<selftest::Selftest>>,
 }
@@ -41,8 +43,10 @@ impl kernel::Module for MlxExt {
         let selftest = selftest::Selftest::create()
             .inspect_err(|e| pr_warn!("no debugfs test interface ({:?})\n", e))
             .ok();
+        let sa = ib::iov::SaClient::register();
         Ok(Self {
             _reports: ib::Registration::new()?,
+            _sa: sa,
             _selftest: selftest,
         })
     }

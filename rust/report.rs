@@ -72,6 +72,8 @@ impl DirOps for Caps {
 /// What mlx_ext keeps for each device.
 pub struct DeviceData {
     dir: Dir<Caps>,
+    /// The device's VF GUID tables, if any of its ports has one.
+    _iov: Option<crate::vf_guids::DeviceIov>,
 }
 
 impl DeviceData {
@@ -114,8 +116,12 @@ impl ib::Client for DeviceReports {
         if !r.reason.text().is_empty() {
             pr_info!("{}: {}\n", name, r.reason.text());
         }
-        crate::vf_guids::announce(dev, name);
-        Ok(DeviceData { dir })
+        // A device whose tables cannot be made is otherwise fine.
+        let iov = crate::vf_guids::add(dev, name)
+            .inspect_err(|e| pr_warn!("{}: no VF GUID tables ({:?})\n", name, e))
+            .ok()
+            .flatten();
+        Ok(DeviceData { dir, _iov: iov })
     }
 
     fn rename(_dev: &ib::Device, _data: &DeviceData, name: &DeviceName) {

@@ -1,21 +1,554 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The VF GUID tables (issue 12): which ports of a device get an `iov` tree,
-//! decided when the device is added by the pure rule of
-//! `core/src/guid/placement.rs`. The tree itself, its engine and the SA
-//! backend are not built yet: for now the decision is logged, one line per
-//! port that gets a tree or is refused for a reason an administrator should
-//! see.
+//! The VF GUID tables (SPEC section 4, `Documentation/vf-guids.rst`): the
+//! `iov` tree of a device whose ports get one, and behind each such port the
+//! pure engine of `core/src/guid/`, driven by a delayed work item and
+//! talking to the subnet manager through ib_sa.
+//!
+//! Per port, one [`PortGuids`] holds the engine behind a mutex, held across
+//! the engine's `run()` and the SA calls it makes (see the locking section
+//! of the documentation). Its users: the work item (which runs the engine,
+//! takes the SA's answers and tells watchers of events), sysfs reads and
+//! writes, and the device's port events. The SA's answers do not take the
+//! mutex: they arrive on ib_mad's workers, shared by every MAD user of the
+//! port, which must not wait for a submission sleeping in the allocator;
+//! they are left in a mailbox for the work item. Teardown stops the users
+//! in that order: events, sysfs, then the port itself (no new work, the
+//! outstanding query cancelled, the work item cancelled, every answer
+//! waited for).
 
+use crate::new_irq_spinlock;
 use crate::{
     caps::DRIVER_MLX4,
-    guid::{function_name, guid_split, placement, Parent, PortFacts},
-    ib::{Device, DeviceName, Sriov},
+    guid::{
+        function_name, guid_split, placement, AdminGuid, Answer, AnswerStatus, Config, Engine,
+        EntryIdx, Gid, Method, Parent, PortFacts, Request, SmBackend, SubmitError,
+        DEFAULT_SUBNET_PREFIX, PORT_GUIDS,
+    },
+    ib::{
+        iov::{
+            self, DelayedRun, DelayedWork, DeviceRef, EventHandler, GuidInfo, Kicker, PortEvent,
+            PortEvents, QueryError, SaAnswer, SaQuery,
+        },
+        sync::IrqSpinLock,
+        sysfs::{Dir, Notifier},
+        Device, DeviceName, DirOps, File, ShowBuf, Sriov,
+    },
 };
-use kernel::prelude::*;
+use core::fmt::Write;
+use kernel::{
+    c_str, fmt, new_condvar, new_mutex,
+    prelude::*,
+    str::CString,
+    sync::{Arc, CondVar, Mutex},
+    time::Ktime,
+};
 
-/// Logs, for each port of `dev`, whether it gets an `iov` tree and why not.
-pub fn announce(dev: &Device, name: &DeviceName) {
+/// The SA timeout of a GuidInfoRecord query (ib_sa resends every tenth of
+/// it), as mlx4's alias GUID code uses.
+const SA_TIMEOUT_MS: u32 = 1000;
+
+/// How long after a port event the engine sends again: ib_sa makes the
+/// port's SM address again after the same event, from ib_wq.
+const SM_ADDRESS_DELAY_MS: u64 = 200;
+
+/// Nanoseconds on the monotonic clock: the engine's time.
+fn now_ns() -> u64 {
+    u64::try_from(Ktime::ktime_get().to_ns()).unwrap_or(0)
+}
+
+/// What one port's engine and its SA queries share.
+struct PortState {
+    engine: KBox<Engine>,
+    /// Set by teardown: nothing runs the engine or submits any more.
+    dying: bool,
+    /// The request the engine waits for, and its query.
+    outstanding: Option<(Request, SaQuery)>,
+    /// Each function's `guid_events` and `state` files, once the tree is
+    /// made.
+    notifiers: KVec<(Notifier, Notifier)>,
+}
+
+/// A function whose GUIDs changed, to tell watchers once the lock is
+/// dropped.
+struct Changed {
+    function: u16,
+    up: bool,
+    count: u32,
+    /// Its `guid_events` and `state` files.
+    files: Option<(Notifier, Notifier)>,
+}
+
+/// What the SA's answers leave for the work item.
+struct Mailbox {
+    /// Queries submitted whose answer has not come (cancelled ones too).
+    inflight: u32,
+    /// The answer not taken yet with the newest tag. The request the engine
+    /// waits for is always the newest one sent, so its answer is never
+    /// pushed out by a stale one.
+    answer: Option<(u64, Result<GuidInfo, QueryError>)>,
+}
+
+/// One port's VF GUID table.
+#[pin_data]
+pub struct PortGuids {
+    dev: DeviceRef,
+    port: u32,
+    /// The subnet prefix `gids/` shows.
+    prefix: u64,
+    kick: Kicker,
+    #[pin]
+    state: Mutex<PortState>,
+    #[pin]
+    mailbox: IrqSpinLock<Mailbox>,
+    /// Signalled when the mailbox's `inflight` drops to 0.
+    #[pin]
+    idle: CondVar,
+}
+
+/// The SA backend of one `run()`: the port's query state, borrowed under
+/// the port's lock.
+struct Backend<'a> {
+    port: &'a Arc<PortGuids>,
+    outstanding: &'a mut Option<(Request, SaQuery)>,
+}
+
+impl SmBackend for Backend<'_> {
+    fn submit(&mut self, request: &Request) -> Result<(), SubmitError> {
+        let p = self.port;
+        let info = p.dev.port_info(p.port).map_err(|_| SubmitError::Failed)?;
+        if !info.active {
+            return Err(SubmitError::PortDown);
+        }
+        let lid = u16::try_from(info.lid).map_err(|_| SubmitError::Failed)?;
+        let rec = GuidInfo {
+            block: request.record.get(),
+            guids: request.guids,
+        };
+        // Counted first: the answer may come before the call returns.
+        p.mailbox.lock().inflight += 1;
+        let query = iov::guid_info(
+            &p.dev,
+            p.port,
+            lid,
+            request.method == Method::Delete,
+            &rec,
+            request.mask,
+            SA_TIMEOUT_MS,
+            p.clone(),
+            request.id.get(),
+        )
+        .inspect_err(|_| p.answered())
+        .map_err(|_| SubmitError::Failed)?;
+        *self.outstanding = Some((*request, query));
+        Ok(())
+    }
+
+    fn cancel(&mut self, request: &Request) {
+        if let Some((r, q)) = self.outstanding.take() {
+            if r.id == request.id {
+                // Its answer still comes, as EINTR: stale.
+                q.cancel();
+            } else {
+                *self.outstanding = Some((r, q));
+            }
+        }
+    }
+}
+
+impl PortGuids {
+    fn new(dev: DeviceRef, port: u32, prefix: u64, config: Config) -> Result<Arc<Self>> {
+        let mut engine = KBox::new(Engine::EMPTY, GFP_KERNEL)?;
+        engine
+            .reset(config)
+            .map_err(|e| Error::from_errno(e.errno()))?;
+        let kick = Kicker::new()?;
+        Arc::pin_init(
+            pin_init!(Self {
+                dev,
+                port,
+                prefix,
+                kick,
+                state <- new_mutex!(
+                    PortState {
+                        engine,
+                        dying: false,
+                        outstanding: None,
+                        notifiers: KVec::new(),
+                    },
+                    "mlx_ext::vf_guids::PortGuids::state"
+                ),
+                mailbox <- new_irq_spinlock!(
+                    Mailbox {
+                        inflight: 0,
+                        answer: None,
+                    },
+                    "mlx_ext::vf_guids::PortGuids::mailbox"
+                ),
+                idle <- new_condvar!("mlx_ext::vf_guids::PortGuids::idle"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Runs the engine until it sleeps; returns when to run again, and adds
+    /// to `wake` the functions whose GUIDs changed.
+    fn run_locked(
+        this: &Arc<Self>,
+        s: &mut PortState,
+        now: u64,
+        wake: &mut KVec<Changed>,
+    ) -> Option<u64> {
+        if s.dying {
+            return None;
+        }
+        let mail = this.mailbox.lock().answer.take();
+        if let Some((tag, result)) = mail {
+            Self::take_answer(s, tag, result, now);
+        }
+        let PortState {
+            engine,
+            outstanding,
+            notifiers,
+            ..
+        } = s;
+        let mut backend = Backend {
+            port: this,
+            outstanding,
+        };
+        let next = engine.run(&mut backend, now);
+        for function in engine.take_events().iter() {
+            let changed = Changed {
+                function,
+                up: engine.function_up(function),
+                count: engine.event_count(function),
+                files: notifiers.get(usize::from(function)).cloned(),
+            };
+            // Without room a watcher misses a wake-up, not the count.
+            let _ = wake.push(changed, GFP_KERNEL);
+        }
+        next
+    }
+
+    /// Gives the engine the answer to query `tag`, if it is the one it
+    /// waits for (a stale one changes nothing).
+    fn take_answer(s: &mut PortState, tag: u64, result: Result<GuidInfo, QueryError>, now: u64) {
+        let request = match &s.outstanding {
+            Some((r, _)) if r.id.get() == tag => *r,
+            // Cancelled, given up or dropped: stale.
+            _ => return,
+        };
+        s.outstanding = None;
+        let answer = match result {
+            // An answer for another record is an SA error, as one past the
+            // port's records.
+            Ok(rec) if rec.block == request.record.get() => Answer {
+                id: request.id,
+                record: request.record,
+                status: AnswerStatus::Ok,
+                guids: rec.guids,
+            },
+            Ok(_) => Answer::failed(&request, AnswerStatus::Error),
+            Err(QueryError::TimedOut) => Answer::failed(&request, AnswerStatus::Timeout),
+            Err(_) => Answer::failed(&request, AnswerStatus::Error),
+        };
+        let _ = s.engine.answer(&answer, now);
+    }
+
+    /// An answer came, or a submission failed: one query less in flight.
+    fn answered(&self) {
+        let mut m = self.mailbox.lock();
+        m.inflight = m.inflight.saturating_sub(1);
+        if m.inflight == 0 {
+            self.idle.notify_all();
+        }
+    }
+
+    /// Tears the port down: when it returns, nothing of it runs and every
+    /// query it made has been answered.
+    fn shutdown(&self) {
+        {
+            let mut s = self.state.lock();
+            s.dying = true;
+            if let Some((_, q)) = s.outstanding.take() {
+                q.cancel();
+            }
+        }
+        let mut m = self.mailbox.lock();
+        while m.inflight > 0 {
+            self.idle.wait(&mut m);
+        }
+    }
+}
+
+impl DelayedRun for PortGuids {
+    fn run(this: &Arc<Self>) {
+        let mut wake = KVec::new();
+        let now = now_ns();
+        let next = {
+            let mut s = this.state.lock();
+            Self::run_locked(this, &mut s, now, &mut wake)
+        };
+        for c in wake.iter() {
+            if let Some((events, state)) = &c.files {
+                events.notify();
+                state.notify();
+            }
+            this.dev.guid_event(this.port, c.function, c.up, c.count);
+        }
+        if let Some(t) = next {
+            this.kick.kick(t.saturating_sub(now).div_ceil(1_000_000));
+        }
+    }
+}
+
+impl SaAnswer for PortGuids {
+    fn guid_info_done(&self, tag: u64, result: Result<GuidInfo, QueryError>) {
+        {
+            let mut m = self.mailbox.lock();
+            if !matches!(&m.answer, Some((t, _)) if *t > tag) {
+                m.answer = Some((tag, result));
+            }
+        }
+        self.answered();
+        // The work item gives it to the engine, and sends the next request.
+        self.kick.kick(0);
+    }
+}
+
+/// The port events of a device, for its ports' engines.
+struct DeviceEvents {
+    ports: KVec<Arc<PortGuids>>,
+}
+
+impl PortEvents for DeviceEvents {
+    fn port_event(&self, port: u32, event: PortEvent) {
+        // A port going down makes sends fail as PortDown, which the engine
+        // retries after 5 s. Back up, or with another SM (or one that asks
+        // its clients to register again), the SM may have lost what it
+        // granted: everything is sent again, as mlx4 does. ib_sa makes its
+        // SM address again from its own handler of the same event, on
+        // ib_wq: the requests go a little later, not to fail at once.
+        if !matches!(event, PortEvent::Active | PortEvent::SmChanged) {
+            return;
+        }
+        for p in self.ports.iter().filter(|p| p.port == port) {
+            let now = now_ns();
+            let mut s = p.state.lock();
+            s.engine.invalidate_all(now);
+            s.engine.retry_all(now);
+            drop(s);
+            p.kick.kick(SM_ADDRESS_DELAY_MS);
+        }
+    }
+}
+
+/// A directory with no files of its own.
+struct NoFiles;
+
+impl DirOps for NoFiles {
+    fn show(&self, _id: u32, _out: &mut ShowBuf<'_>) -> Result {
+        Err(EINVAL)
+    }
+}
+
+/// What the files of a port's `admin_guids/` and `gids/` show.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TableKind {
+    Admin,
+    Gids,
+}
+
+/// `iov/ports/<p>/admin_guids/` or `gids/`: file `n` is entry `n`.
+struct TableFiles {
+    port: Arc<PortGuids>,
+    kind: TableKind,
+}
+
+impl DirOps for TableFiles {
+    fn show(&self, id: u32, out: &mut ShowBuf<'_>) -> Result {
+        let entry = entry_of(id)?;
+        let s = self.port.state.lock();
+        match self.kind {
+            TableKind::Admin => writeln!(out, "{}", AdminGuid(s.engine.admin(entry))),
+            TableKind::Gids => writeln!(
+                out,
+                "{}",
+                Gid {
+                    prefix: self.port.prefix,
+                    guid: s.engine.oper(entry),
+                }
+            ),
+        }
+        .map_err(|_| ENOSPC)
+    }
+
+    fn store(&self, id: u32, data: &[u8]) -> Result {
+        if self.kind != TableKind::Admin {
+            return Err(EPERM);
+        }
+        let entry = entry_of(id)?;
+        self.port
+            .state
+            .lock()
+            .engine
+            .write_admin(entry, data, now_ns())
+            .map_err(|e| Error::from_errno(e.errno()))?;
+        // Carried out at once.
+        self.port.kick.kick(0);
+        Ok(())
+    }
+}
+
+fn entry_of(id: u32) -> Result<EntryIdx> {
+    u8::try_from(id).ok().and_then(EntryIdx::new).ok_or(EINVAL)
+}
+
+/// `iov/<function>/ports/<p>/`: the function's port state and its GUID
+/// change events.
+struct FunctionPortFiles {
+    port: Arc<PortGuids>,
+    function: u16,
+}
+
+const FILE_STATE: u32 = 0;
+const FILE_EVENTS: u32 = 1;
+
+static FUNCTION_PORT_FILES: [File<'static>; 2] = [
+    File {
+        name: c_str!("state"),
+        mode: 0o444,
+        id: FILE_STATE,
+    },
+    File {
+        name: c_str!("guid_events"),
+        mode: 0o444,
+        id: FILE_EVENTS,
+    },
+];
+
+impl DirOps for FunctionPortFiles {
+    fn show(&self, id: u32, out: &mut ShowBuf<'_>) -> Result {
+        let s = self.port.state.lock();
+        match id {
+            FILE_STATE => writeln!(
+                out,
+                "{}",
+                if s.engine.function_up(self.function) {
+                    "up"
+                } else {
+                    "down"
+                }
+            ),
+            FILE_EVENTS => writeln!(out, "{}", s.engine.event_count(self.function)),
+            _ => return Err(EINVAL),
+        }
+        .map_err(|_| ENOSPC)
+    }
+}
+
+/// `iov/<function>/ports/<p>/gid_idx/`: file `n` is the physical index of
+/// the function's entry `n`.
+struct GidIdxFiles {
+    port: Arc<PortGuids>,
+    function: u16,
+}
+
+impl DirOps for GidIdxFiles {
+    fn show(&self, id: u32, out: &mut ShowBuf<'_>) -> Result {
+        let n = u8::try_from(id).map_err(|_| EINVAL)?;
+        let index = self
+            .port
+            .state
+            .lock()
+            .engine
+            .split()
+            .physical_index(self.function, n)
+            .ok_or(EINVAL)?;
+        writeln!(out, "{}", index).map_err(|_| ENOSPC)
+    }
+}
+
+/// The names `0` to `127`.
+fn index_names() -> Result<KVec<CString>> {
+    let mut names = KVec::with_capacity(PORT_GUIDS, GFP_KERNEL)?;
+    for n in 0..PORT_GUIDS {
+        names.push(CString::try_from_fmt(fmt!("{}", n))?, GFP_KERNEL)?;
+    }
+    Ok(names)
+}
+
+/// Files `0` to `count - 1` of `names`, with `mode`.
+fn index_files<'a>(names: &'a [CString], count: usize, mode: u16) -> Result<KVec<File<'a>>> {
+    let mut files = KVec::with_capacity(count, GFP_KERNEL)?;
+    for (n, name) in names.iter().take(count).enumerate() {
+        files.push(
+            File {
+                name,
+                mode,
+                id: u32::try_from(n)?,
+            },
+            GFP_KERNEL,
+        )?;
+    }
+    Ok(files)
+}
+
+/// The sysfs directories of one port, children first (the order they go).
+struct PortDirs {
+    /// Per function: `iov/<function>/ports/<p>/gid_idx/` and
+    /// `iov/<function>/ports/<p>/`.
+    _functions: KVec<(Dir<GidIdxFiles>, Dir<FunctionPortFiles>)>,
+    _admin: Dir<TableFiles>,
+    _gids: Dir<TableFiles>,
+    /// `iov/ports/<p>/`.
+    _port: Dir<NoFiles>,
+}
+
+/// A function's directories: `iov/<function>/ports/` and `iov/<function>/`.
+struct FunctionDirs {
+    ports: Dir<NoFiles>,
+    _function: Dir<NoFiles>,
+}
+
+/// The VF GUID tables of a device: its `iov` tree and its ports' engines.
+/// Dropping it tears them down.
+pub struct DeviceIov {
+    events: Option<EventHandler<DeviceEvents>>,
+    works: KVec<DelayedWork<PortGuids>>,
+    port_dirs: KVec<PortDirs>,
+    functions: KVec<FunctionDirs>,
+    ports_dir: Option<Dir<NoFiles>>,
+    iov: Option<Dir<NoFiles>>,
+    ports: KVec<Arc<PortGuids>>,
+}
+
+impl Drop for DeviceIov {
+    fn drop(&mut self) {
+        // No port event, then no sysfs access, runs from here on.
+        drop(self.events.take());
+        drop(core::mem::take(&mut self.port_dirs));
+        drop(core::mem::take(&mut self.functions));
+        drop(self.ports_dir.take());
+        drop(self.iov.take());
+        // The ports: no new work, no query left, no work item running.
+        for p in self.ports.iter() {
+            let mut s = p.state.lock();
+            s.dying = true;
+            if let Some((_, q)) = s.outstanding.take() {
+                q.cancel();
+            }
+        }
+        drop(core::mem::take(&mut self.works));
+        for p in self.ports.iter() {
+            p.shutdown();
+        }
+    }
+}
+
+/// Which ports of `dev` get a tree, and with how many VFs; logs each
+/// decision an administrator should see.
+fn tree_ports(dev: &Device, name: &DeviceName) -> (Sriov, KVec<(u32, u16)>) {
     let sriov = dev.sriov();
     let parent = match &sriov {
         Sriov::Sim { num_vfs, .. } => Parent::Sim { num_vfs: *num_vfs },
@@ -29,6 +562,7 @@ pub fn announce(dev: &Device, name: &DeviceName) {
     // mlx4_ib runs its own engine on an SR-IOV master: a PF with VFs.
     let driver_iov =
         dev.driver_id() == DRIVER_MLX4 && matches!(sriov, Sriov::PciPf { num_vfs } if num_vfs > 0);
+    let mut ports = KVec::new();
     for port in 1..=dev.port_count() {
         let facts = PortFacts {
             parent,
@@ -37,27 +571,9 @@ pub fn announce(dev: &Device, name: &DeviceName) {
         };
         match placement(&facts) {
             Ok(num_vfs) => {
-                let Ok(split) = guid_split(num_vfs) else {
-                    continue;
-                };
-                let mut last = [0u8; 24];
-                let pf = match &sriov {
-                    Sriov::Sim { name, .. } => name.as_bytes(),
-                    _ => &[],
-                };
-                let n = function_name(pf, num_vfs, &mut last).unwrap_or(0);
-                pr_info!(
-                    "{}: port {}: {} VFs, functions {} to {}: {} GUIDs for the PF, {} for VF1, {} for VF{} (the iov tree is not built yet)\n",
-                    name,
-                    port,
-                    num_vfs,
-                    core::str::from_utf8(pf).unwrap_or("?"),
-                    core::str::from_utf8(last.get(..n).unwrap_or(&[])).unwrap_or("?"),
-                    split.count(0),
-                    split.count(1),
-                    split.count(num_vfs),
-                    num_vfs
-                );
+                if ports.push((port, num_vfs), GFP_KERNEL).is_err() {
+                    pr_warn!("{}: port {}: no VF GUID tree: no memory\n", name, port);
+                }
             }
             Err(why) if why.is_logged() => {
                 pr_info!("{}: port {}: no VF GUID tree: {}\n", name, port, why.text());
@@ -65,4 +581,159 @@ pub fn announce(dev: &Device, name: &DeviceName) {
             Err(_) => {}
         }
     }
+    (sriov, ports)
+}
+
+/// Makes the VF GUID tables of `dev`, if any of its ports gets one
+/// (`Ok(None)` if none does).
+pub fn add(dev: &Device, name: &DeviceName) -> Result<Option<DeviceIov>> {
+    let (sriov, tree) = tree_ports(dev, name);
+    let Some(&(_, num_vfs)) = tree.first() else {
+        return Ok(None);
+    };
+    let split = guid_split(num_vfs).map_err(|e| Error::from_errno(e.errno()))?;
+    let devref = DeviceRef::new(dev);
+    let sm_guid_assign = iov::sm_guid_assign();
+    let mut d = DeviceIov {
+        events: None,
+        works: KVec::new(),
+        port_dirs: KVec::new(),
+        functions: KVec::new(),
+        ports_dir: None,
+        iov: None,
+        ports: KVec::new(),
+    };
+    // The engines first: the tree shows them.
+    for &(port, _) in tree.iter() {
+        let info = devref.port_info(port).ok();
+        let prefix = info.map_or(DEFAULT_SUBNET_PREFIX, |i| i.subnet_prefix);
+        let hw_guid = devref.port_guid(port).unwrap_or(0);
+        let p = PortGuids::new(
+            devref,
+            port,
+            prefix,
+            Config {
+                num_vfs,
+                sm_guid_assign,
+                hw_guid,
+            },
+        )?;
+        d.works
+            .push(DelayedWork::new(p.clone(), &p.kick)?, GFP_KERNEL)?;
+        d.ports.push(p, GFP_KERNEL)?;
+    }
+    // The tree.
+    let names = index_names()?;
+    let iov_dir = Dir::new(dev, c_str!("iov"), NoFiles, &[])?;
+    let ports_dir = Dir::new(&iov_dir, c_str!("ports"), NoFiles, &[])?;
+    let pf_name = match &sriov {
+        Sriov::Sim { name, .. } => name.as_bytes(),
+        _ => &[],
+    };
+    for f in 0..split.num_functions() {
+        let mut buf = [0u8; 24];
+        let n = function_name(pf_name, f, &mut buf).ok_or(EINVAL)?;
+        let fname = CString::try_from_fmt(fmt!(
+            "{}",
+            core::str::from_utf8(buf.get(..n).unwrap_or(&[])).map_err(|_| EINVAL)?
+        ))?;
+        let function = Dir::new(&iov_dir, &fname, NoFiles, &[])?;
+        let ports = Dir::new(&function, c_str!("ports"), NoFiles, &[])?;
+        d.functions.push(
+            FunctionDirs {
+                ports,
+                _function: function,
+            },
+            GFP_KERNEL,
+        )?;
+    }
+    let admin_files = index_files(&names, PORT_GUIDS, 0o644)?;
+    let gid_files = index_files(&names, PORT_GUIDS, 0o444)?;
+    for p in d.ports.iter() {
+        let pname = CString::try_from_fmt(fmt!("{}", p.port))?;
+        let port_dir = Dir::new(&ports_dir, &pname, NoFiles, &[])?;
+        let admin = Dir::new(
+            &port_dir,
+            c_str!("admin_guids"),
+            TableFiles {
+                port: p.clone(),
+                kind: TableKind::Admin,
+            },
+            &admin_files,
+        )?;
+        let gids = Dir::new(
+            &port_dir,
+            c_str!("gids"),
+            TableFiles {
+                port: p.clone(),
+                kind: TableKind::Gids,
+            },
+            &gid_files,
+        )?;
+        let mut functions = KVec::new();
+        let mut notifiers = KVec::new();
+        for (f, fd) in d.functions.iter().enumerate() {
+            let function = u16::try_from(f)?;
+            let fp = Dir::new(
+                &fd.ports,
+                &pname,
+                FunctionPortFiles {
+                    port: p.clone(),
+                    function,
+                },
+                &FUNCTION_PORT_FILES,
+            )?;
+            let idx_files = index_files(&names, usize::from(split.count(function)), 0o444)?;
+            let idx = Dir::new(
+                &fp,
+                c_str!("gid_idx"),
+                GidIdxFiles {
+                    port: p.clone(),
+                    function,
+                },
+                &idx_files,
+            )?;
+            notifiers.push(
+                (fp.notifier(FILE_EVENTS), fp.notifier(FILE_STATE)),
+                GFP_KERNEL,
+            )?;
+            functions.push((idx, fp), GFP_KERNEL)?;
+        }
+        p.state.lock().notifiers = notifiers;
+        d.port_dirs.push(
+            PortDirs {
+                _functions: functions,
+                _admin: admin,
+                _gids: gids,
+                _port: port_dir,
+            },
+            GFP_KERNEL,
+        )?;
+    }
+    d.ports_dir = Some(ports_dir);
+    d.iov = Some(iov_dir);
+    // The engines start: each asks the SM for what it needs.
+    let mut ports = KVec::new();
+    for p in d.ports.iter() {
+        ports.push(p.clone(), GFP_KERNEL)?;
+    }
+    d.events = Some(EventHandler::new(
+        &devref,
+        Arc::new(DeviceEvents { ports }, GFP_KERNEL)?,
+    )?);
+    for p in d.ports.iter() {
+        p.kick.kick(0);
+    }
+    let last = split.num_functions().saturating_sub(1);
+    pr_info!(
+        "{}: VF GUID tables on {} port(s): {} VFs; the PF has {} GUIDs, VF1 {}, VF{} {}\n",
+        name,
+        d.ports.len(),
+        num_vfs,
+        split.count(0),
+        split.count(1),
+        last,
+        split.count(last)
+    );
+    Ok(Some(d))
 }

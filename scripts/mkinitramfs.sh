@@ -15,6 +15,9 @@ shift 4
 [ -f "$script" ] || die "guest script $script not found"
 [ $# -gt 0 ] || die "no module to install in the guest"
 root=$(mktemp -d)
+# mktemp's 0700 would be the guest's /: users other than root could not
+# even run a shell.
+chmod 755 "$root"
 trap 'rm -rf "$root"' EXIT
 
 mkdir -p "$root"/{bin,etc,proc,sys,dev,tmp,run,lib64,usr/bin,tests,extra}
@@ -44,6 +47,11 @@ cp "$@" "$root/lib/modules/$kver/extra/"
 depmod -b "$root" "$kver" || die "depmod failed for the guest's modules"
 
 cp "$MLX_EXT_ROOT"/tests/vm/*.sh "$root/tests/"
+# The guest's C helpers (tests/vm/*.c), static: the guest has no libc.
+for c in "$MLX_EXT_ROOT"/tests/vm/*.c; do
+	gcc -static -Os -Wall -o "$root/bin/$(basename "$c" .c)" "$c" ||
+		die "cannot build the guest helper $c (needs gcc and libc6-dev)"
+done
 cp "$MLX_EXT_ROOT/tests/vm/init" "$root/init"
 cp "$script" "$root/run.sh"
 basename "$script" >"$root/run.name"

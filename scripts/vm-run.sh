@@ -40,15 +40,13 @@ say "vm: initramfs $initrd (modules: ${modules[*]##*/})"
 "$MLX_EXT_ROOT/scripts/mkinitramfs.sh" "$kdir" "$script" "$initrd" "$extra" "${modules[@]}"
 
 # qemu_args ACCEL_ARGS... APPEND: fills the array `qemu` with the command.
-# log_buf_len: the tests read dmesg (splats, the KASAN banner) after a run
-# that logs a lot; the tiny kernel's default ring would lose its start.
 qemu_args() {
 	local append=${*: -1}
 	qemu=(qemu-system-x86_64 "${@:1:$#-1}" -smp 2 -m 1024 -nographic -no-reboot
 		-kernel "$bzimage" -initrd "$initrd"
 		-netdev user,id=n0 -device virtio-net-pci,netdev=n0
 		-netdev user,id=n1 -device virtio-net-pci,netdev=n1
-		-append "console=ttyS0 loglevel=4 log_buf_len=8M panic=-1 $append${MLX_EXT_VM_APPEND:+ $MLX_EXT_VM_APPEND}")
+		-append "console=ttyS0 loglevel=4 panic=-1 $append${MLX_EXT_VM_APPEND:+ $MLX_EXT_VM_APPEND}")
 }
 
 # Prints the QEMU command, quoted so that it can be pasted into a shell.

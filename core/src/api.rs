@@ -14,7 +14,7 @@ use crate::caps::{AtomicCap, MaskedMode, Record};
 /// The API's version, `MLX_EXT_API_VERSION` in the header: the major number
 /// changes when an existing call or structure changes, the minor one when
 /// something is added.
-pub const API_VERSION: (u32, u32) = (1, 0);
+pub const API_VERSION: (u32, u32) = (1, 1);
 
 /// `MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY`: bit 27 of `ib_qp_init_attr.create_flags`,
 /// in the range upstream reserves for drivers (26..=31), clear of the bits

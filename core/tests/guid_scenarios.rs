@@ -947,3 +947,41 @@ fn reset_starts_the_table_over_in_place() {
     assert!((0..=5).all(|f| port.engine.event_count(f) == 0));
     assert!(port.engine.take_events().is_empty());
 }
+
+#[test]
+fn invalidate_all_sends_every_held_guid_again_and_changes_nothing() {
+    let mut p = Port::new(5, true);
+    p.run_until(10 * S);
+    p.engine.set_admin(ent(5), 0x1234, p.now).unwrap();
+    p.engine.set_admin(ent(6), GUID_DELETE, p.now).unwrap();
+    p.run_until(20 * S);
+    let before: Vec<u64> = (0..128).map(|n| p.engine.oper(ent(n))).collect();
+    let _ = p.engine.take_events();
+    p.sent.clear();
+    // The SM restarted with an empty table.
+    p.sm = SimSm::new(SM_BASE);
+    p.now = 30 * S;
+    p.engine.invalidate_all(p.now);
+    p.run_until(40 * S);
+    // One SET per record holding a GUID, at once: the VFs' bases (records
+    // 0, 3, 6, 9, 12) and entry 5; never the PF's entry 0, nor entry 6.
+    let records: Vec<(u64, u8, u8, Method)> = p
+        .sent
+        .iter()
+        .map(|(t, r)| (*t, r.record.get(), r.mask, r.method))
+        .collect();
+    assert_eq!(
+        records,
+        vec![
+            (30 * S, 0, 0b0010_0100, Method::Set),
+            (30 * S, 3, 1 << 4, Method::Set),
+            (30 * S, 6, 1 << 5, Method::Set),
+            (30 * S, 9, 1 << 6, Method::Set),
+            (30 * S, 12, 1 << 7, Method::Set)
+        ]
+    );
+    let after: Vec<u64> = (0..128).map(|n| p.engine.oper(ent(n))).collect();
+    assert_eq!(before, after);
+    assert!(p.engine.take_events().is_empty());
+    assert!((0..128).all(|n| !p.engine.is_pending(ent(n))));
+}

@@ -91,6 +91,82 @@ struct kobject *mlx_ext_kdir_kobj(struct mlx_ext_kdir *dir);
  */
 void mlx_ext_kdir_destroy(struct mlx_ext_kdir *dir);
 
+/**
+ * mlx_ext_kdir_notify - wake poll()ers of file @id of @dir (sysfs_notify)
+ * Process context; a file of another id is ignored.
+ */
+void mlx_ext_kdir_notify(struct mlx_ext_kdir *dir, unsigned int id);
+
+struct mlx_ext_dwork;
+
+/**
+ * mlx_ext_dwork_create - a delayed work item that calls @fn(@priv) on
+ * system_unbound_wq each time it runs. Returns it or NULL (no memory).
+ */
+struct mlx_ext_dwork *mlx_ext_dwork_create(void (*fn)(void *priv), void *priv);
+
+/**
+ * mlx_ext_dwork_schedule - run @w in @delay_ms milliseconds, or earlier if
+ * it was due earlier (a pending run that is later is brought forward).
+ * Any context.
+ */
+void mlx_ext_dwork_schedule(struct mlx_ext_dwork *w, unsigned long delay_ms);
+
+/**
+ * mlx_ext_dwork_destroy - cancel @w, wait for a run in progress (one that
+ * re-arms itself included) and free it. Nothing may schedule it
+ * concurrently or afterwards.
+ */
+void mlx_ext_dwork_destroy(struct mlx_ext_dwork *w);
+
+struct mlx_ext_events;
+
+/**
+ * mlx_ext_events_register - call @fn(@priv, port, event) for every
+ * asynchronous event of @dev that names a port (ib_register_event_handler;
+ * ib_core calls handlers from a work item, in process context). Returns the
+ * handler or an ERR_PTR.
+ */
+struct mlx_ext_events *mlx_ext_events_register(struct ib_device *dev,
+					       void (*fn)(void *priv, u32 port,
+							  u32 event),
+					       void *priv);
+
+/**
+ * mlx_ext_events_unregister - stop @h and free it; returns once no call of
+ * its function runs (ib_core's handlers run under a rwsem that
+ * unregistering takes for writing).
+ */
+void mlx_ext_events_unregister(struct mlx_ext_events *h);
+
+/**
+ * mlx_ext_sm_guid_assign - the module parameter sm_guid_assign (mlx_ext.ko)
+ */
+bool mlx_ext_sm_guid_assign(void);
+
+/**
+ * mlx_ext_sa_register - register mlx_ext.ko's ib_sa client (module init)
+ */
+void mlx_ext_sa_register(void);
+
+/**
+ * mlx_ext_sa_unregister - unregister it (module exit, after every device's
+ * VF GUID tables are gone): waits for the queries made through it
+ */
+void mlx_ext_sa_unregister(void);
+
+/**
+ * mlx_ext_sa_client - the client while it is registered, NULL otherwise
+ */
+struct ib_sa_client *mlx_ext_sa_client(void);
+
+/**
+ * mlx_ext_guid_notify - tell the notifiers of mlx_ext.h a GUID-change event
+ * (rust/helpers/export.c); process context, may sleep
+ */
+void mlx_ext_guid_notify(struct ib_device *dev, u32 port, u16 function,
+			 bool up, u32 count);
+
 struct mlx_ext_ddir;
 
 /**

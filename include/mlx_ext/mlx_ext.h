@@ -21,11 +21,12 @@
 #define _MLX_EXT_MLX_EXT_H
 
 #include <linux/build_bug.h>
+#include <linux/notifier.h>
 #include <linux/types.h>
 #include <rdma/ib_verbs.h>
 
 #define MLX_EXT_API_VERSION_MAJOR 1
-#define MLX_EXT_API_VERSION_MINOR 0
+#define MLX_EXT_API_VERSION_MINOR 1
 #define MLX_EXT_API_VERSION \
 	((MLX_EXT_API_VERSION_MAJOR << 16) | MLX_EXT_API_VERSION_MINOR)
 
@@ -242,5 +243,50 @@ int mlx_ext_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
  * @op->response.
  */
 int mlx_ext_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op);
+
+/*
+ * GUID-change events of the VF GUID tables (since 1.1;
+ * Documentation/vf-guids.rst): what user space sees in
+ * /sys/class/infiniband/<dev>/iov/<function>/ports/<port>/guid_events and
+ * state, for in-kernel users.
+ */
+
+/* The notifier action: a function's GUIDs changed on a port. */
+#define MLX_EXT_GUID_CHANGE 1
+
+/**
+ * struct mlx_ext_guid_event - the data of an MLX_EXT_GUID_CHANGE
+ * @device: the RDMA device
+ * @port: the port
+ * @function: the PCI function: 0 is the PF, n is VF n
+ * @up: whether the function's port is up now (its base entry holds a valid
+ *	GUID)
+ * @count: the function's number of GUID-change events on the port so far
+ *	(several changes may be told in one call: @count says how many there
+ *	were)
+ */
+struct mlx_ext_guid_event {
+	struct ib_device *device;
+	u32 port;
+	u16 function;
+	bool up;
+	u32 count;
+};
+
+/**
+ * mlx_ext_register_guid_notifier - call @nb for every GUID-change event of
+ * every VF GUID table, with action MLX_EXT_GUID_CHANGE and a
+ * struct mlx_ext_guid_event * as data (valid during the call). A blocking
+ * notifier: called in process context, from a work item of the port; it may
+ * sleep, but must not unregister itself, nor wait for a device's removal.
+ * Returns 0 or a negative errno.
+ */
+int mlx_ext_register_guid_notifier(struct notifier_block *nb);
+
+/**
+ * mlx_ext_unregister_guid_notifier - stop calling @nb; returns once no call
+ * of it runs
+ */
+int mlx_ext_unregister_guid_notifier(struct notifier_block *nb);
 
 #endif /* _MLX_EXT_MLX_EXT_H */

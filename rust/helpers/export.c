@@ -9,6 +9,8 @@
 #include <linux/completion.h>
 #include <linux/export.h>
 #include <linux/gfp.h>
+#include <linux/notifier.h>
+#include <mlx_ext/helpers.h>
 #include <linux/sched/mm.h>
 #include <mlx_ext/mlx_ext.h>
 
@@ -70,3 +72,32 @@ int mlx_ext_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op)
 	return op->status;
 }
 EXPORT_SYMBOL_GPL(mlx_ext_atomic);
+
+/* GUID-change events of the VF GUID tables (rust/vf_guids.rs). */
+static BLOCKING_NOTIFIER_HEAD(guid_notifiers);
+
+int mlx_ext_register_guid_notifier(struct notifier_block *nb)
+{
+	return blocking_notifier_chain_register(&guid_notifiers, nb);
+}
+EXPORT_SYMBOL_GPL(mlx_ext_register_guid_notifier);
+
+int mlx_ext_unregister_guid_notifier(struct notifier_block *nb)
+{
+	return blocking_notifier_chain_unregister(&guid_notifiers, nb);
+}
+EXPORT_SYMBOL_GPL(mlx_ext_unregister_guid_notifier);
+
+void mlx_ext_guid_notify(struct ib_device *dev, u32 port, u16 function,
+			 bool up, u32 count)
+{
+	struct mlx_ext_guid_event e = {
+		.device = dev,
+		.port = port,
+		.function = function,
+		.up = up,
+		.count = count,
+	};
+
+	blocking_notifier_call_chain(&guid_notifiers, MLX_EXT_GUID_CHANGE, &e);
+}

@@ -125,3 +125,15 @@ void mlx_ext_kdir_destroy(struct mlx_ext_kdir *dir)
 	kobject_put(dir->kobj);
 	kdir_free(dir);
 }
+
+void mlx_ext_kdir_notify(struct mlx_ext_kdir *dir, unsigned int id)
+{
+	unsigned int i;
+
+	for (i = 0; i < dir->nattrs; i++) {
+		if (dir->attrs[i].id == id) {
+			sysfs_notify(dir->kobj, NULL, dir->attrs[i].kattr.attr.name);
+			return;
+		}
+	}
+}

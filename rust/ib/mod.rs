@@ -28,6 +28,9 @@ mod device;
 #[cfg(mlx_ext_provider)]
 pub mod driver;
 mod file;
+/// What the VF GUID tables need of ib_core: mlx_ext.ko only.
+#[cfg(not(mlx_ext_provider))]
+pub mod iov;
 pub mod sync;
 pub mod sysfs;
 /// The ULP API's verbs and entry points: mlx_ext.ko only.

@@ -16,7 +16,13 @@ use super::{
     Device,
 };
 use core::ptr::NonNull;
-use kernel::{error::from_err_ptr, prelude::*, str::CStr};
+use kernel::{
+    error::from_err_ptr,
+    new_mutex,
+    prelude::*,
+    str::CStr,
+    sync::{Arc, Mutex},
+};
 
 mod private {
     /// Keeps [`super::Parent`] to the types of this module.
@@ -60,6 +66,42 @@ impl<T: DirOps> Parent for Dir<T> {
 pub struct Dir<T: DirOps> {
     raw: NonNull<bindings::mlx_ext_kdir>,
     data: KBox<T>,
+    /// What [`Notifier`]s of the directory's files use; emptied first when
+    /// the directory goes.
+    live: Arc<LiveDir>,
+}
+
+/// A directory while it exists, for [`Notifier`]s.
+#[pin_data]
+struct LiveDir {
+    #[pin]
+    raw: Mutex<Option<NonNull<bindings::mlx_ext_kdir>>>,
+}
+
+// SAFETY: the pointer is only used under the lock, while the directory
+// exists.
+unsafe impl Send for LiveDir {}
+// SAFETY: as above.
+unsafe impl Sync for LiveDir {}
+
+/// Wakes those who `poll()` one file of a [`Dir`] (`sysfs_notify`), while the
+/// directory exists; does nothing afterwards. Cheap to clone.
+#[derive(Clone)]
+pub struct Notifier {
+    live: Arc<LiveDir>,
+    id: u32,
+}
+
+impl Notifier {
+    /// Wakes the file's pollers. Process context (sleeps).
+    pub fn notify(&self) {
+        let raw = self.live.raw.lock();
+        if let Some(raw) = *raw {
+            // SAFETY: the directory exists while it is in the lock (`Dir`'s
+            // drop takes it out, under the lock, before destroying it).
+            unsafe { bindings::mlx_ext_kdir_notify(raw.as_ptr(), self.id) };
+        }
+    }
 }
 
 // SAFETY: a `Dir` owns its C directory, which may be destroyed from any
@@ -94,13 +136,33 @@ impl<T: DirOps> Dir<T> {
                 count,
             )
         })?;
+        // `mlx_ext_kdir_create` returns a directory or an error pointer,
+        // never null; `from_err_ptr` turned the errors into `Err`.
+        let raw = NonNull::new(raw).ok_or(ENOMEM)?;
+        let live = Arc::pin_init(
+            pin_init!(LiveDir {
+                raw <- new_mutex!(Some(raw), "mlx_ext::ib::sysfs::LiveDir"),
+            }),
+            GFP_KERNEL,
+        );
+        let live = match live {
+            Ok(live) => live,
+            Err(e) => {
+                // SAFETY: made just above, destroyed once.
+                unsafe { bindings::mlx_ext_kdir_destroy(raw.as_ptr()) };
+                return Err(e);
+            }
+        };
         // INVARIANT: made just above with `data` and the adapter's ops.
-        Ok(Self {
-            // `mlx_ext_kdir_create` returns a directory or an error pointer,
-            // never null; `from_err_ptr` turned the errors into `Err`.
-            raw: NonNull::new(raw).ok_or(ENOMEM)?,
-            data,
-        })
+        Ok(Self { raw, data, live })
+    }
+
+    /// A [`Notifier`] of file `id` of the directory.
+    pub fn notifier(&self, id: u32) -> Notifier {
+        Notifier {
+            live: self.live.clone(),
+            id,
+        }
     }
 
     /// The data the files show.
@@ -111,6 +173,8 @@ impl<T: DirOps> Dir<T> {
 
 impl<T: DirOps> Drop for Dir<T> {
     fn drop(&mut self) {
+        // No notifier reaches the directory from now on.
+        *self.live.raw.lock() = None;
         // SAFETY: `self.raw` is live (type invariant) and destroyed only here.
         // It waits for running callbacks, so `data` is unused once it returns.
         unsafe { bindings::mlx_ext_kdir_destroy(self.raw.as_ptr()) };

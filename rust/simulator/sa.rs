@@ -111,8 +111,9 @@ impl SimSa {
         Ok(())
     }
 
-    /// What `sa<port>` shows: the mode, the declines left, then the log,
-    /// oldest first, one request a line:
+    /// What `sa<port>` shows: the mode, the declines left, the totals
+    /// (`requests R copies C`: every request and MAD that reached the SA),
+    /// then the log, oldest first, one request a line:
     /// `TID FIRST_MS METHOD ATTR BLOCK MASK COPIES STATUS DECLINED`
     /// (hex but for the times, the block and the copies; STATUS `-` while
     /// unanswered).
@@ -135,6 +136,8 @@ impl SimSa {
                 }
             }
             writeln!(out)?;
+            let (requests, copies) = sa.totals();
+            writeln!(out, "requests {} copies {}", requests, copies)?;
             for e in sa.log() {
                 write!(
                     out,

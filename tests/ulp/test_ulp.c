@@ -60,6 +60,10 @@
  *	"ok LID BLOCK G0 ... G7 ms T" (the record the SA answered, hex) or
  *	"err CODE ms T" (CODE the query's status: -110 timed out, -22 an SA
  *	error status...); T the time the query took.
+ *   guidevents DEV PORT FUNCTION
+ *	"calls N up U count C": the GUID-change notifications mlx_ext gave the
+ *	ULP's notifier (mlx_ext_register_guid_notifier) for that function of
+ *	DEV's PORT since the ULP was loaded, and the last one's up and count.
  *   apistats
  *	"posted P done D ok O canceled C shutdown S other X": the API
  *	operations "hold" posted and the outcomes their callbacks reported
@@ -1473,6 +1477,61 @@ static int run_errors(struct ib_device *dev, enum ib_poll_context poll)
 /* Devices, and what "hold" keeps on them. */
 static struct ib_sa_client sa_client;
 
+/* The GUID-change notifications seen, per device, port and function. */
+#define NGUIDEVS 128
+
+struct guidev {
+	char dev[IB_DEVICE_NAME_MAX];
+	u32 port;
+	u16 function;
+	u32 calls;
+	bool up;
+	u32 count;
+};
+
+static struct guidev guidevs[NGUIDEVS];
+static DEFINE_SPINLOCK(guidev_lock);
+
+static struct guidev *guidev_find(const char *dev, u32 port, u16 function, bool add)
+{
+	int i;
+
+	for (i = 0; i < NGUIDEVS; i++) {
+		struct guidev *g = &guidevs[i];
+
+		if (g->dev[0] && !strcmp(g->dev, dev) && g->port == port &&
+		    g->function == function)
+			return g;
+		if (!g->dev[0] && add) {
+			strscpy(g->dev, dev, sizeof(g->dev));
+			g->port = port;
+			g->function = function;
+			return g;
+		}
+	}
+	return NULL;
+}
+
+static int guid_event(struct notifier_block *nb, unsigned long action, void *data)
+{
+	struct mlx_ext_guid_event *e = data;
+	struct guidev *g;
+
+	if (action != MLX_EXT_GUID_CHANGE)
+		return NOTIFY_DONE;
+	spin_lock(&guidev_lock);
+	g = guidev_find(dev_name(&e->device->dev), e->port, e->function, true);
+	if (g) {
+		g->calls++;
+		g->up = e->up;
+		g->count = e->count;
+	}
+	spin_unlock(&guidev_lock);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block guid_nb = { .notifier_call = guid_event };
+
 struct guidinfo {
 	struct completion done;
 	int status;
@@ -1810,6 +1869,18 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 
 		sscanf(buf, "%*s %*s %n", &off);
 		ret = off ? run_guidinfo(d->dev, buf + off) : -EINVAL;
+	} else if (!strcmp(cmd, "guidevents")) {
+		unsigned int port, function;
+		struct guidev *g;
+
+		if (sscanf(buf, "%*s %*s %u %u", &port, &function) != 2)
+			goto out;
+		spin_lock(&guidev_lock);
+		g = guidev_find(name, port, function, false);
+		snprintf(result, RESULT_MAX, "calls %u up %d count %u\n", g ? g->calls : 0,
+			 g ? g->up : 0, g ? g->count : 0);
+		spin_unlock(&guidev_lock);
+		ret = 0;
 	} else if (!strcmp(cmd, "events")) {
 		ret = 0;
 		snprintf(result, RESULT_MAX, "port_err %d port_active %d\n",
@@ -1855,12 +1926,20 @@ static int __init ulp_init(void)
 	if (ret) {
 		debugfs_remove(dir);
 		ib_sa_unregister_client(&sa_client);
+		return ret;
+	}
+	ret = mlx_ext_register_guid_notifier(&guid_nb);
+	if (ret) {
+		debugfs_remove(dir);
+		ib_unregister_client(&ulp_client);
+		ib_sa_unregister_client(&sa_client);
 	}
 	return ret;
 }
 
 static void __exit ulp_exit(void)
 {
+	mlx_ext_unregister_guid_notifier(&guid_nb);
 	debugfs_remove(dir);
 	ib_unregister_client(&ulp_client);
 	ib_sa_unregister_client(&sa_client);

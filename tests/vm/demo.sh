@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # `make run`: load mlx_ext next to Soft-RoCE and three simulated Mellanox
-# adapters, and show what it reports for each.
+# adapters, show what it reports for each, a ULP's masked atomics, and a VF
+# GUID table converging with the simulated SA.
 
 . /tests/common.sh
 
@@ -33,6 +34,29 @@ for d in "rxe0 none" "mlxsim0 none" "mlxsim1 be" "mlxsim2 none"; do
 done
 echo "(one digest of every response and the final memory: the same on every device, and the VM tests compare it with the host's reference arithmetic; attempts counts work requests, one per emulated operation but the first on each of the 8 words)"
 rmmod mlx_ext_test_ulp || exit 1
+step "the VF GUID tables of mlxsim1 (Connect-IB, 5 VFs): /sys/class/infiniband/mlxsim1/iov/"
+I=$IB/mlxsim1/iov
+SA=/sys/kernel/debug/mlx_ext_sim/mlxsim1/sa1
+ls $I
+echo "port 1, the PF's and VF1's entries (admin_guids, gids; each VF's base entry was assigned by the SM):"
+for n in 0 1 2 3 27 28; do
+	printf '  %3d  %-16s  %s\n' $n "$(cat $I/ports/1/admin_guids/$n)" "$(cat $I/ports/1/gids/$n)"
+done
+for f in $(ls $I | grep -v ports); do
+	echo "  function $f: $(ls $I/$f/ports/1/gid_idx | wc -l) entries from $(cat $I/$f/ports/1/gid_idx/0), $(cat $I/$f/ports/1/state), $(cat $I/$f/ports/1/guid_events) GUID event(s)"
+done
+echo "the simulated SA's log (TID FIRST_MS METHOD ATTR BLOCK MASK COPIES STATUS DECLINED):"
+sed 's/^/  /' $SA
+step "echo 0x1234 > iov/ports/1/admin_guids/5, with the SA declining entry 5 twice"
+echo "decline 5 2" >$SA
+echo 0x1234 >$I/ports/1/admin_guids/5
+for t in 1 2 3 4; do
+	sleep 1
+	echo "after ${t} s: gids/5 $(cat $I/ports/1/gids/5)"
+done
+echo "the requests for entry 5, retried 1 s then 2 s after a decline:"
+tail -n +4 $SA | awk '$6 == 20' | sed 's/^/  /'
+echo "the port's GID table as ib_core shows it: $(cat $IB/mlxsim1/ports/1/gids/5)"
 step "rmmod mlx_ext; rmmod mlx_ext_sim"
 rmmod mlx_ext || exit 1
 ls $IB/rxe0/mlx_ext 2>/dev/null || echo "/sys/class/infiniband/rxe0/mlx_ext removed"

@@ -442,6 +442,22 @@ impl Engine {
         }
     }
 
+    /// Sends every entry that holds or asks for a GUID to the SM again, at
+    /// `now`, even where the SM confirmed it, keeping its backoff: after the
+    /// port came back up, the SM changed or asked its clients to register
+    /// again, the SM may have lost what it granted (upstream's
+    /// `mlx4_ib_invalidate_all_guid_record`). Deleted entries stay as they
+    /// are; nothing changes in the operational values until the SM answers.
+    pub fn invalidate_all(&mut self, now: u64) {
+        for (i, e) in self.entries.iter_mut().enumerate() {
+            if i == usize::from(EntryIdx::HW_GUID.get()) || e.admin == GUID_DELETE {
+                continue;
+            }
+            e.unsure = true;
+            e.due = e.due.min(now);
+        }
+    }
+
     /// Returns the time to run of `record`: the earliest time one of its
     /// pending entries may be sent, or `None` when none is pending.
     pub fn record_time(&self, record: RecordIdx) -> Option<u64> {

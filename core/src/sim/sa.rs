@@ -362,6 +362,8 @@ pub struct Sa {
     answers: [Option<(u64, [u8; MAD_LEN])>; 4],
     next_answer: usize,
     changes: u64,
+    requests: u64,
+    copies: u64,
 }
 
 /// The GUID asked for that means "assign one" (`0`).
@@ -384,7 +386,15 @@ impl Sa {
             answers: [None; 4],
             next_answer: 0,
             changes: 0,
+            requests: 0,
+            copies: 0,
         }
+    }
+
+    /// How many requests (TIDs) and how many MADs (copies) reached the SA
+    /// since it was made, the forgotten ones included.
+    pub const fn totals(&self) -> (u64, u64) {
+        (self.requests, self.copies)
     }
 
     /// Sets `entry` as the SM holds it without a request: the port's own
@@ -457,6 +467,7 @@ impl Sa {
     }
 
     fn log_add(&mut self, entry: LogEntry) {
+        self.requests = self.requests.wrapping_add(1);
         if let Some(slot) = self.log.get_mut(self.next) {
             *slot = Some(entry);
         }
@@ -478,6 +489,7 @@ impl Sa {
         if decoded == Err(MadError::NotForSa) {
             return false;
         }
+        self.copies = self.copies.wrapping_add(1);
         // A resend: the same request, counted once.
         if let Some(e) = self.log_find(tid) {
             e.copies = e.copies.saturating_add(1);
@@ -901,5 +913,25 @@ mod tests {
         sa.command(SaCommand::Mode(SaMode::Accept));
         assert!(answers(&mut sa, &set(2, 0, 0b1000, [0; 8]), 5));
         assert_eq!(sa.log().next().map(|e| e.copies), Some(1));
+    }
+
+    #[test]
+    fn totals_count_requests_and_copies_beyond_the_log() {
+        let mut sa = Sa::new(LID, 0x100);
+        for tid in 0..100u64 {
+            let m = set(tid, 0, 0b10, [0; 8]);
+            answer(&mut sa, &m, tid);
+            if tid % 10 == 0 {
+                answer(&mut sa, &m, tid);
+            }
+        }
+        assert_eq!(sa.totals(), (100, 110));
+        assert_eq!(sa.log().count(), LOG_LEN);
+        // What is not for the SA is not counted.
+        let mut other = [0u8; MAD_LEN];
+        other[0] = 1;
+        other[1] = 4;
+        assert!(!answers(&mut sa, &other, 200));
+        assert_eq!(sa.totals(), (100, 110));
     }
 }

@@ -519,7 +519,12 @@ impl<T: Driver> Adapter<T> {
             ud: None,
         };
         if QpType::from_raw(qp_type) == QpType::Gsi {
-            // SAFETY: every WR posted on a GSI QP is the `wr` of an
+            // Only a SEND is a datagram: anything else (a drain's RDMA
+            // WRITE...) is not an `ib_ud_wr`, and the driver refuses it.
+            if w.opcode != bindings::ib_wr_opcode_IB_WR_SEND {
+                return Ok(out);
+            }
+            // SAFETY: a SEND posted on a GSI QP is the `wr` of an
             // `ib_ud_wr` (`ud_wr()`), at offset 0.
             let u = unsafe { &*wr.cast::<bindings::ib_ud_wr>() };
             // SAFETY: a live address handle of the ULP's (ib_mad's); ib_core
