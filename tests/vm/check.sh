@@ -197,16 +197,9 @@ module_text_range() {
 	echo "$start ${end:-0xffffffffffffffff}"
 }
 
-# Fails each allocation made with mlx_ext's code on the stack while ib_core
-# adds a device, in turn (fail-nth, filtered by the stack trace): the device
-# comes up without an mlx_ext directory (or, where the allocation was
-# kmemleak's own, which falls back to its pool, with one), nothing leaks or
-# splats, and the device and the module work afterwards. failslab's `times`,
-# set to 1 before each step, drops to 0 when a failure was injected: the
-# loop ends at the first step with none, past the last allocation.
-test_failslab_add_path() {
-	[ -d $FAILSLAB ] || { echo "no $FAILSLAB"; return $KSFT_SKIP; }
-	rdma link delete rxe0 || return 1
+# Sets failslab up to fail, when asked with fail-nth, only allocations made
+# with mlx_ext's code on the stack.
+failslab_on_mlx_ext() {
 	read -r start end <<EOF_RANGE
 $(module_text_range)
 EOF_RANGE
@@ -227,6 +220,27 @@ EOF_RANGE
 		echo "$rend" >$FAILSLAB/reject-end
 	fi
 	echo 0 >$FAILSLAB/probability
+}
+
+failslab_off() {
+	echo 0 >$FAILSLAB/times
+	echo 0 >$FAILSLAB/require-start
+	echo 0xffffffffffffffff >$FAILSLAB/require-end
+	echo 0 >$FAILSLAB/reject-start
+	echo 0 >$FAILSLAB/reject-end
+}
+
+# Fails each allocation made with mlx_ext's code on the stack while ib_core
+# adds a device, in turn (fail-nth, filtered by the stack trace): the device
+# comes up without an mlx_ext directory (or, where the allocation was
+# kmemleak's own, which falls back to its pool, with one), nothing leaks or
+# splats, and the device and the module work afterwards. failslab's `times`,
+# set to 1 before each step, drops to 0 when a failure was injected: the
+# loop ends at the first step with none, past the last allocation.
+test_failslab_add_path() {
+	[ -d $FAILSLAB ] || { echo "no $FAILSLAB"; return $KSFT_SKIP; }
+	rdma link delete rxe0 || return 1
+	failslab_on_mlx_ext
 	n=1 rc=0 refused=0 absorbed=0 t0=$(date +%s)
 	while [ $n -le 300 ]; do
 		echo 1 >$FAILSLAB/times
@@ -243,17 +257,55 @@ EOF_RANGE
 		rdma link delete rxe0 || { rc=1; break; }
 		n=$((n + 1))
 	done
-	echo 0 >$FAILSLAB/times
-	echo 0 >$FAILSLAB/require-start
-	echo 0xffffffffffffffff >$FAILSLAB/require-end
-	echo 0 >$FAILSLAB/reject-start
-	echo 0 >$FAILSLAB/reject-end
+	failslab_off
 	echo "$((n - 1)) allocations failed in turn in $(($(date +%s) - t0)) s: $refused made the add fail, $absorbed were absorbed"
 	[ $rc = 0 ] || return 1
 	[ $refused -ge 5 ] || { echo "too few allocations reached: is the filter range right?"; return 1; }
 	expect_eq "$(cat $DIR/atomic_cap)" hca "after the last step" || return 1
 	rmmod mlx_ext && modprobe mlx_ext || return 1
 	expect_eq "$(cat $DIR/atomic_cap)" hca "after a reload"
+}
+
+# The same while mlx_ext adds a simulated adapter with VFs, whose VF GUID
+# tables (engine, work item, event handler, sysfs tree) take most of the
+# allocations: each failure leaves the device without tables (or without
+# mlx_ext at all), with a message, and never crashes, leaks (test_no_leaks)
+# or splats; the tables come up once nothing fails. The tables take about a
+# thousand allocations (a sysfs file each): the first 20 fail in turn, then
+# one in 29, to the last.
+test_guid_failslab_add() {
+	[ -d $FAILSLAB ] || { echo "no $FAILSLAB"; return $KSFT_SKIP; }
+	failslab_on_mlx_ext
+	n=1 steps=0 rc=0 no_mlx_ext=0 no_tables=0 absorbed=0 t0=$(date +%s)
+	while [ $steps -le 200 ]; do
+		steps=$((steps + 1))
+		echo 1 >$FAILSLAB/times
+		sh -c "echo $n >/proc/self/fail-nth && exec echo '340 cx3 1 1' >$SIMBUS/new_device" ||
+			{ echo "allocation $n: new_device failed"; rc=1; break; }
+		[ -e $IB/mlxsim340 ] || { echo "allocation $n: mlxsim340 missing"; rc=1; break; }
+		if [ "$(cat $FAILSLAB/times)" = 1 ]; then
+			[ -d $IB/mlxsim340/iov ] || { echo "no failure injected, yet no tables"; rc=1; }
+			break
+		fi
+		if [ ! -d $IB/mlxsim340/mlx_ext ]; then
+			no_mlx_ext=$((no_mlx_ext + 1))
+		elif [ ! -d $IB/mlxsim340/iov ]; then
+			no_tables=$((no_tables + 1))
+		else
+			absorbed=$((absorbed + 1))
+		fi
+		echo 340 >$SIMBUS/del_device || { rc=1; break; }
+		if [ $n -lt 20 ]; then n=$((n + 1)); else n=$((n + 29)); fi
+	done
+	failslab_off
+	echo "$((steps - 1)) allocations failed, up to the ${n}th, in $(($(date +%s) - t0)) s: $no_mlx_ext left no mlx_ext directory, $no_tables no VF GUID tables, $absorbed were absorbed"
+	[ $rc = 0 ] || return 1
+	[ $steps -le 200 ] || { echo "still failing after 200 steps"; return 1; }
+	[ $no_tables -ge 30 ] || { echo "too few allocations of the tables reached"; return 1; }
+	dmesg | grep -q "mlxsim340: no VF GUID tables" || { echo "no message for the missing tables"; return 1; }
+	# The tables work: the SM granted VF1's base.
+	wait_until 10 gid_is mlxsim340 2 $(sm_guid 340 2) || { echo "the tables never converged"; return 1; }
+	echo 340 >$SIMBUS/del_device
 }
 
 # Prints the RDMA devices that have an mlx_ext directory.
@@ -337,7 +389,7 @@ ktap_run test_load_sees_rxe0 test_sysfs_matches_ib_core test_sysfs_read_only \
 	test_guid_tree_placement test_sim_sa_guidinfo test_sim_sa_programmed \
 	test_guid_tree_split test_guid_initial_tables test_guid_admin_writes test_guid_bad_writes \
 	test_guid_backoff test_guid_storm test_guid_events test_guid_removal_in_flight \
-	test_guid_port_up_resends \
+	test_guid_port_up_resends test_guid_failslab_add \
 	test_sim_sa_port_events test_sim_sa_del_with_query_in_flight \
 	test_sim_rmmod_with_devices test_kasan_active \
 	test_no_leaks test_kernel_log_clean

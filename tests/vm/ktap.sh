@@ -15,13 +15,13 @@ ktap_run() {
 	for t in $tests; do
 		ktap_n=$((ktap_n + 1))
 		ktap_out=/tmp/ktap.$$.out
-		t0=$(cut -d' ' -f1 /proc/uptime)
+		ktap_t0=$(cut -d' ' -f1 /proc/uptime)
 		"$t" >"$ktap_out" 2>&1
 		rc=$?
-		t1=$(cut -d' ' -f1 /proc/uptime)
+		ktap_t1=$(cut -d' ' -f1 /proc/uptime)
 		sed "s/^/# /" "$ktap_out"
 		# What each test costs, to keep the suite within its time.
-		echo "# $t took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s"
+		echo "# $t took $(awk -v a="$ktap_t0" -v b="$ktap_t1" 'BEGIN { printf "%.1f", b - a }') s"
 		name=${t#test_}
 		if [ $rc = 0 ]; then
 			echo "ok $ktap_n $name"; ktap_pass=$((ktap_pass + 1))
