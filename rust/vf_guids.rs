@@ -138,7 +138,7 @@ impl SmBackend for Backend<'_> {
             p.clone(),
             request.id.get(),
         )
-        .inspect_err(|_| p.answered())
+        .inspect_err(|_| p.answered(None))
         .map_err(|_| SubmitError::Failed)?;
         *self.outstanding = Some((*request, query));
         Ok(())
@@ -255,25 +255,34 @@ impl PortGuids {
         let _ = s.engine.answer(&answer, now);
     }
 
-    /// An answer came, or a submission failed: one query less in flight.
-    fn answered(&self) {
+    /// A query is done: its answer came (and is left for the work item,
+    /// unless a newer one is there), or its submission failed (`None`).
+    fn answered(&self, answer: Option<(u64, Result<GuidInfo, QueryError>)>) {
         let mut m = self.mailbox.lock();
+        if let Some((tag, result)) = answer {
+            if !matches!(&m.answer, Some((t, _)) if *t > tag) {
+                m.answer = Some((tag, result));
+            }
+        }
         m.inflight = m.inflight.saturating_sub(1);
         if m.inflight == 0 {
             self.idle.notify_all();
         }
     }
 
-    /// Tears the port down: when it returns, nothing of it runs and every
-    /// query it made has been answered.
-    fn shutdown(&self) {
-        {
-            let mut s = self.state.lock();
-            s.dying = true;
-            if let Some((_, q)) = s.outstanding.take() {
-                q.cancel();
-            }
+    /// The first half of teardown: nothing runs the engine or submits any
+    /// more, and the outstanding query is cancelled.
+    fn stop(&self) {
+        let mut s = self.state.lock();
+        s.dying = true;
+        if let Some((_, q)) = s.outstanding.take() {
+            q.cancel();
         }
+    }
+
+    /// The second half, once the work item is gone: returns when every
+    /// query the port made has been answered.
+    fn wait_answers(&self) {
         let mut m = self.mailbox.lock();
         while m.inflight > 0 {
             self.idle.wait(&mut m);
@@ -304,13 +313,7 @@ impl DelayedRun for PortGuids {
 
 impl SaAnswer for PortGuids {
     fn guid_info_done(&self, tag: u64, result: Result<GuidInfo, QueryError>) {
-        {
-            let mut m = self.mailbox.lock();
-            if !matches!(&m.answer, Some((t, _)) if *t > tag) {
-                m.answer = Some((tag, result));
-            }
-        }
-        self.answered();
+        self.answered(Some((tag, result)));
         // The work item gives it to the engine, and sends the next request.
         self.kick.kick(0);
     }
@@ -531,17 +534,14 @@ impl Drop for DeviceIov {
         drop(core::mem::take(&mut self.functions));
         drop(self.ports_dir.take());
         drop(self.iov.take());
-        // The ports: no new work, no query left, no work item running.
+        // The ports: no new work, no query left, no work item running,
+        // every answer in.
         for p in self.ports.iter() {
-            let mut s = p.state.lock();
-            s.dying = true;
-            if let Some((_, q)) = s.outstanding.take() {
-                q.cancel();
-            }
+            p.stop();
         }
         drop(core::mem::take(&mut self.works));
         for p in self.ports.iter() {
-            p.shutdown();
+            p.wait_answers();
         }
     }
 }

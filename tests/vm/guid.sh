@@ -46,16 +46,22 @@ sa_log() {
 	tail -n +4 $SIMDBG/$1/sa$2
 }
 
-# gid DEV PORT N: the GUID half of GID N of the port as ib_core's cache and
-# sysfs show it (after the GID change event the simulator raises, which
-# ib_core handles from a work item: wait for it).
+# port_gid DEV PORT N: the GUID half of GID N of the port as ib_core's cache
+# and sysfs show it.
+port_gid() {
+	cut -d: -f5- $IB/$1/ports/$2/gids/$3 | tr -d :
+}
+
+# port_gid_is DEV PORT N GUID
+port_gid_is() {
+	[ "$(port_gid $1 $2 $3)" = "$4" ]
+}
+
+# gid DEV PORT N WANT: port_gid, once it is WANT or after 2 s (the simulator
+# raises a GID change event, which ib_core handles from a work item).
 gid() {
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		g=$(cut -d: -f5- $IB/$1/ports/$2/gids/$3 | tr -d :)
-		[ "$g" = "$4" ] && break
-		sleep 0.2
-	done
-	echo "$g"
+	wait_until 2 port_gid_is "$@"
+	port_gid $1 $2 $3
 }
 
 # The simulated SA answers ib_sa's GuidInfoRecord queries at the MAD level,
@@ -277,7 +283,7 @@ test_guid_initial_tables() {
 	expect_eq "$(for f in $(fn_dirs $d); do cat $I/$f/ports/1/state; done | tr '\n' ' ')" \
 		"up up up up up up " "states" || return 1
 	# The SM's port GID table holds what it granted.
-	expect_eq "$(cut -d: -f5- $IB/$d/ports/1/gids/28 | tr -d :)" "$(sm_guid 322 28)" "sim GID table" || return 1
+	expect_eq "$(port_gid $d 1 28)" "$(sm_guid 322 28)" "sim GID table" || return 1
 	sim_del 322
 	# The test ULP uses mlx_ext's API: it goes first, and comes back after.
 	ulp_loaded=0
@@ -308,7 +314,7 @@ test_guid_admin_writes() {
 	echo 0x1234 >$I/ports/1/admin_guids/5 || return 1
 	wait_until 5 gid_is $d 5 0000000000001234 || { echo "value never operational"; return 1; }
 	expect_eq "$(cat $I/ports/1/admin_guids/5)" 1234 "admin 5" || return 1
-	expect_eq "$(cut -d: -f5- $IB/$d/ports/1/gids/5 | tr -d :)" 0000000000001234 "sim GID 5" || return 1
+	expect_eq "$(port_gid $d 1 5)" 0000000000001234 "sim GID 5" || return 1
 	echo 0 >$I/ports/1/admin_guids/6 || return 1
 	wait_until 5 gid_is $d 6 $(sm_guid 324 6) || { echo "0 never assigned"; return 1; }
 	echo ffffffffffffffff >$I/ports/1/admin_guids/5 || return 1
