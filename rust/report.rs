@@ -6,7 +6,9 @@ use crate::{
     atomic_api::DevState,
     caps::{DeviceFacts, Record},
     declare_ib_client,
+    guid::switch_text,
     ib::{self, sysfs::Dir, DeviceName, DirOps, File, ShowBuf},
+    vf_guids::{DeviceGuids, Slot},
 };
 use core::fmt::Write;
 use kernel::{c_str, prelude::*, sync::Arc};
@@ -24,9 +26,10 @@ enum FileId {
     MaskedAtomicCap,
     MaskedAtomicMode,
     Reason,
+    VfGuidTables,
 }
 
-const FILES: [File<'static>; 4] = [
+const FILES: [File<'static>; 5] = [
     File {
         name: c_str!("atomic_cap"),
         mode: 0o444,
@@ -47,12 +50,19 @@ const FILES: [File<'static>; 4] = [
         mode: 0o444,
         id: FileId::Reason as u32,
     },
+    File {
+        name: c_str!("vf_guid_tables"),
+        mode: 0o644,
+        id: FileId::VfGuidTables as u32,
+    },
 ];
 
 /// A device's capability record, derived when the device is added (and
 /// downgraded if its driver refuses atomics at run time).
 pub struct Caps {
     state: Arc<DevState>,
+    /// The VF GUID tables' switch, `vf_guid_tables`.
+    guids: Option<Arc<Slot>>,
 }
 
 impl DirOps for Caps {
@@ -63,17 +73,29 @@ impl DirOps for Caps {
             x if x == FileId::MaskedAtomicCap as u32 => r.masked_atomic_cap.name(),
             x if x == FileId::MaskedAtomicMode as u32 => r.mode.name(),
             x if x == FileId::Reason as u32 => r.reason.text(),
+            x if x == FileId::VfGuidTables as u32 => {
+                switch_text(self.guids.as_ref().ok_or(ENODEV)?.switch())
+            }
             _ => return Err(EINVAL),
         };
         writeln!(out, "{}", text).map_err(|_| ENOSPC)
+    }
+
+    fn store(&self, id: u32, data: &[u8]) -> Result {
+        if id != FileId::VfGuidTables as u32 {
+            return Err(EPERM);
+        }
+        self.guids.as_ref().ok_or(ENODEV)?.write_switch(data)
     }
 }
 
 /// What mlx_ext keeps for each device.
 pub struct DeviceData {
+    /// Dropped first: no switch write runs once the tables go.
     dir: Dir<Caps>,
-    /// The device's VF GUID tables, if any of its ports has one.
-    _iov: Option<crate::vf_guids::DeviceIov>,
+    /// The device's VF GUID tables, made and removed as its switch and its
+    /// VFs say.
+    _guids: Option<DeviceGuids>,
 }
 
 impl DeviceData {
@@ -95,8 +117,13 @@ impl ib::Client for DeviceReports {
             masked_atomic_cap: dev.masked_atomic_cap(),
             host_big_endian: cfg!(target_endian = "big"),
         });
+        // A device whose tables cannot be made is otherwise fine.
+        let guids = DeviceGuids::new(dev, name)
+            .inspect_err(|e| pr_warn!("{}: no VF GUID tables ({:?})\n", name, e))
+            .ok();
         let caps = Caps {
             state: Arc::new(DevState::new(record, name.clone()), GFP_KERNEL)?,
+            guids: guids.as_ref().map(|g| g.slot().clone()),
         };
         let dir = Dir::new(dev, c_str!("mlx_ext"), caps, &FILES).inspect_err(|e| {
             pr_warn!(
@@ -116,12 +143,7 @@ impl ib::Client for DeviceReports {
         if !r.reason.text().is_empty() {
             pr_info!("{}: {}\n", name, r.reason.text());
         }
-        // A device whose tables cannot be made is otherwise fine.
-        let iov = crate::vf_guids::add(dev, name)
-            .inspect_err(|e| pr_warn!("{}: no VF GUID tables ({:?})\n", name, e))
-            .ok()
-            .flatten();
-        Ok(DeviceData { dir, _iov: iov })
+        Ok(DeviceData { dir, _guids: guids })
     }
 
     fn rename(_dev: &ib::Device, _data: &DeviceData, name: &DeviceName) {

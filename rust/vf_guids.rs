@@ -21,14 +21,15 @@ use crate::new_irq_spinlock;
 use crate::{
     caps::DRIVER_MLX4,
     guid::{
-        function_name, guid_split, placement, AdminGuid, Answer, AnswerStatus, Config, Engine,
-        EntryIdx, Gid, Method, Parent, PortFacts, Request, SmBackend, SubmitError,
-        DEFAULT_SUBNET_PREFIX, PORT_GUIDS,
+        can_switch_on, function_name, guid_split, on_by_default, parse_switch, placement,
+        switch_text, AdminGuid, Answer, AnswerStatus, Config, Engine, EntryIdx, Gid, Method,
+        NoTree, Parent, PortFacts, Request, SmBackend, SubmitError, DEFAULT_SUBNET_PREFIX,
+        PORT_GUIDS,
     },
     ib::{
         iov::{
             self, DelayedRun, DelayedWork, DeviceRef, EventHandler, GuidInfo, Kicker, PortEvent,
-            PortEvents, QueryError, SaAnswer, SaQuery,
+            PortEvents, QueryError, SaAnswer, SaQuery, VfWatch,
         },
         sync::IrqSpinLock,
         sysfs::{Dir, Notifier},
@@ -514,9 +515,11 @@ struct FunctionDirs {
     _function: Dir<NoFiles>,
 }
 
-/// The VF GUID tables of a device: its `iov` tree and its ports' engines.
-/// Dropping it tears them down.
-pub struct DeviceIov {
+/// The VF GUID tables of a device for one number of VFs: its `iov` tree
+/// and its ports' engines. Dropping it tears them down.
+struct DeviceIov {
+    /// The number of VFs it was made for.
+    num_vfs: u16,
     events: Option<EventHandler<DeviceEvents>>,
     works: KVec<DelayedWork<PortGuids>>,
     port_dirs: KVec<PortDirs>,
@@ -546,28 +549,28 @@ impl Drop for DeviceIov {
     }
 }
 
-/// Which ports of `dev` get a tree, and with how many VFs; logs each
-/// decision an administrator should see.
-fn tree_ports(dev: &Device, name: &DeviceName) -> (Sriov, KVec<(u32, u16)>) {
+/// What [`tree_ports`] finds.
+struct TreePorts {
+    sriov: Sriov,
+    /// The ports that get a tree, and with how many VFs.
+    tree: KVec<(u32, u16)>,
+    /// Why the others do not.
+    why_not: KVec<(u32, NoTree)>,
+}
+
+/// Which ports of `dev` get a tree, with the device's switch `on`.
+fn tree_ports(dev: &Device, name: &DeviceName, on: bool) -> TreePorts {
     let sriov = dev.sriov();
-    let parent = match &sriov {
-        Sriov::Sim { num_vfs, .. } => Parent::Sim { num_vfs: *num_vfs },
-        // Real PFs are opt-in; the switch is not built yet.
-        Sriov::PciPf { num_vfs } => Parent::PciPf {
-            num_vfs: *num_vfs,
-            opted_in: false,
-        },
-        Sriov::None => Parent::Other,
-    };
-    // mlx4_ib runs its own engine on an SR-IOV master: a PF with VFs.
-    let driver_iov =
-        dev.driver_id() == DRIVER_MLX4 && matches!(sriov, Sriov::PciPf { num_vfs } if num_vfs > 0);
+    let parent = parent_of(&sriov);
+    let driver_iov = driver_iov(dev, &sriov);
     let mut ports = KVec::new();
+    let mut why_not = KVec::new();
     for port in 1..=dev.port_count() {
         let facts = PortFacts {
             parent,
             driver_iov,
             infiniband: dev.port_is_ib(port),
+            switched_on: on,
         };
         match placement(&facts) {
             Ok(num_vfs) => {
@@ -575,165 +578,414 @@ fn tree_ports(dev: &Device, name: &DeviceName) -> (Sriov, KVec<(u32, u16)>) {
                     pr_warn!("{}: port {}: no VF GUID tree: no memory\n", name, port);
                 }
             }
-            Err(why) if why.is_logged() => {
-                pr_info!("{}: port {}: no VF GUID tree: {}\n", name, port, why.text());
+            Err(why) => {
+                // Without room, a reason is not told.
+                let _ = why_not.push((port, why), GFP_KERNEL);
             }
-            Err(_) => {}
         }
     }
-    (sriov, ports)
+    TreePorts {
+        sriov,
+        tree: ports,
+        why_not,
+    }
 }
 
-/// Makes the VF GUID tables of `dev`, if any of its ports gets one
-/// (`Ok(None)` if none does).
-pub fn add(dev: &Device, name: &DeviceName) -> Result<Option<DeviceIov>> {
-    let (sriov, tree) = tree_ports(dev, name);
-    let Some(&(_, num_vfs)) = tree.first() else {
-        return Ok(None);
-    };
-    let split = guid_split(num_vfs).map_err(|e| Error::from_errno(e.errno()))?;
-    let devref = DeviceRef::new(dev);
-    let sm_guid_assign = iov::sm_guid_assign();
-    let mut d = DeviceIov {
-        events: None,
-        works: KVec::new(),
-        port_dirs: KVec::new(),
-        functions: KVec::new(),
-        ports_dir: None,
-        iov: None,
-        ports: KVec::new(),
-    };
-    // The engines first: the tree shows them.
-    for &(port, _) in tree.iter() {
-        let info = devref.port_info(port).ok();
-        let prefix = info.map_or(DEFAULT_SUBNET_PREFIX, |i| i.subnet_prefix);
-        let hw_guid = devref.port_guid(port).unwrap_or(0);
-        let p = PortGuids::new(
-            devref,
-            port,
-            prefix,
-            Config {
-                num_vfs,
-                sm_guid_assign,
-                hw_guid,
-            },
-        )?;
-        d.works
-            .push(DelayedWork::new(p.clone(), &p.kick)?, GFP_KERNEL)?;
-        d.ports.push(p, GFP_KERNEL)?;
+fn parent_of(sriov: &Sriov) -> Parent {
+    match sriov {
+        Sriov::Sim { num_vfs, .. } => Parent::Sim { num_vfs: *num_vfs },
+        Sriov::PciPf { num_vfs, .. } => Parent::PciPf { num_vfs: *num_vfs },
+        Sriov::None => Parent::Other,
     }
-    // The tree.
-    let names = index_names()?;
-    let iov_dir = Dir::new(dev, c_str!("iov"), NoFiles, &[])?;
-    let ports_dir = Dir::new(&iov_dir, c_str!("ports"), NoFiles, &[])?;
-    let pf_name = match &sriov {
-        Sriov::Sim { name, .. } => name.as_bytes(),
-        _ => &[],
-    };
-    for f in 0..split.num_functions() {
-        let mut buf = [0u8; 24];
-        let n = function_name(pf_name, f, &mut buf).ok_or(EINVAL)?;
-        let fname = CString::try_from_fmt(fmt!(
-            "{}",
-            core::str::from_utf8(buf.get(..n).unwrap_or(&[])).map_err(|_| EINVAL)?
-        ))?;
-        let function = Dir::new(&iov_dir, &fname, NoFiles, &[])?;
-        let ports = Dir::new(&function, c_str!("ports"), NoFiles, &[])?;
-        d.functions.push(
-            FunctionDirs {
-                ports,
-                _function: function,
-            },
-            GFP_KERNEL,
-        )?;
-    }
-    let admin_files = index_files(&names, PORT_GUIDS, 0o644)?;
-    let gid_files = index_files(&names, PORT_GUIDS, 0o444)?;
-    for p in d.ports.iter() {
-        let pname = CString::try_from_fmt(fmt!("{}", p.port))?;
-        let port_dir = Dir::new(&ports_dir, &pname, NoFiles, &[])?;
-        let admin = Dir::new(
-            &port_dir,
-            c_str!("admin_guids"),
-            TableFiles {
-                port: p.clone(),
-                kind: TableKind::Admin,
-            },
-            &admin_files,
-        )?;
-        let gids = Dir::new(
-            &port_dir,
-            c_str!("gids"),
-            TableFiles {
-                port: p.clone(),
-                kind: TableKind::Gids,
-            },
-            &gid_files,
-        )?;
-        let mut functions = KVec::new();
-        let mut notifiers = KVec::new();
-        for (f, fd) in d.functions.iter().enumerate() {
-            let function = u16::try_from(f)?;
-            let fp = Dir::new(
-                &fd.ports,
-                &pname,
-                FunctionPortFiles {
-                    port: p.clone(),
-                    function,
+}
+
+/// mlx4_ib runs its own engine on an SR-IOV master: a PF with VFs.
+fn driver_iov(dev: &Device, sriov: &Sriov) -> bool {
+    dev.driver_id() == DRIVER_MLX4 && matches!(sriov, Sriov::PciPf { num_vfs, .. } if *num_vfs > 0)
+}
+
+impl DeviceIov {
+    /// Makes the tables of `dev` on the ports of `tree`.
+    fn build(
+        devref: DeviceRef,
+        name: &DeviceName,
+        sriov: &Sriov,
+        tree: &[(u32, u16)],
+    ) -> Result<Self> {
+        let dev = devref.device();
+        let Some(&(_, num_vfs)) = tree.first() else {
+            return Err(EINVAL);
+        };
+        let split = guid_split(num_vfs).map_err(|e| Error::from_errno(e.errno()))?;
+        let sm_guid_assign = iov::sm_guid_assign();
+        let mut d = DeviceIov {
+            num_vfs,
+            events: None,
+            works: KVec::new(),
+            port_dirs: KVec::new(),
+            functions: KVec::new(),
+            ports_dir: None,
+            iov: None,
+            ports: KVec::new(),
+        };
+        // The engines first: the tree shows them.
+        for &(port, _) in tree.iter() {
+            let info = devref.port_info(port).ok();
+            let prefix = info.map_or(DEFAULT_SUBNET_PREFIX, |i| i.subnet_prefix);
+            let hw_guid = devref.port_guid(port).unwrap_or(0);
+            let p = PortGuids::new(
+                devref,
+                port,
+                prefix,
+                Config {
+                    num_vfs,
+                    sm_guid_assign,
+                    hw_guid,
                 },
-                &FUNCTION_PORT_FILES,
             )?;
-            let idx_files = index_files(&names, usize::from(split.count(function)), 0o444)?;
-            let idx = Dir::new(
-                &fp,
-                c_str!("gid_idx"),
-                GidIdxFiles {
-                    port: p.clone(),
-                    function,
+            d.works
+                .push(DelayedWork::new(p.clone(), &p.kick)?, GFP_KERNEL)?;
+            d.ports.push(p, GFP_KERNEL)?;
+        }
+        // The tree.
+        let names = index_names()?;
+        let iov_dir = Dir::new(dev, c_str!("iov"), NoFiles, &[])?;
+        let ports_dir = Dir::new(&iov_dir, c_str!("ports"), NoFiles, &[])?;
+        let pf_name = match sriov {
+            Sriov::Sim { name, .. } | Sriov::PciPf { name, .. } => name.as_bytes(),
+            Sriov::None => &[],
+        };
+        for f in 0..split.num_functions() {
+            let mut buf = [0u8; 24];
+            let n = function_name(pf_name, f, &mut buf).ok_or(EINVAL)?;
+            let fname = CString::try_from_fmt(fmt!(
+                "{}",
+                core::str::from_utf8(buf.get(..n).unwrap_or(&[])).map_err(|_| EINVAL)?
+            ))?;
+            let function = Dir::new(&iov_dir, &fname, NoFiles, &[])?;
+            let ports = Dir::new(&function, c_str!("ports"), NoFiles, &[])?;
+            d.functions.push(
+                FunctionDirs {
+                    ports,
+                    _function: function,
                 },
-                &idx_files,
-            )?;
-            notifiers.push(
-                (fp.notifier(FILE_EVENTS), fp.notifier(FILE_STATE)),
                 GFP_KERNEL,
             )?;
-            functions.push((idx, fp), GFP_KERNEL)?;
         }
-        p.state.lock().notifiers = notifiers;
-        d.port_dirs.push(
-            PortDirs {
-                _functions: functions,
-                _admin: admin,
-                _gids: gids,
-                _port: port_dir,
-            },
+        let admin_files = index_files(&names, PORT_GUIDS, 0o644)?;
+        let gid_files = index_files(&names, PORT_GUIDS, 0o444)?;
+        for p in d.ports.iter() {
+            let pname = CString::try_from_fmt(fmt!("{}", p.port))?;
+            let port_dir = Dir::new(&ports_dir, &pname, NoFiles, &[])?;
+            let admin = Dir::new(
+                &port_dir,
+                c_str!("admin_guids"),
+                TableFiles {
+                    port: p.clone(),
+                    kind: TableKind::Admin,
+                },
+                &admin_files,
+            )?;
+            let gids = Dir::new(
+                &port_dir,
+                c_str!("gids"),
+                TableFiles {
+                    port: p.clone(),
+                    kind: TableKind::Gids,
+                },
+                &gid_files,
+            )?;
+            let mut functions = KVec::new();
+            let mut notifiers = KVec::new();
+            for (f, fd) in d.functions.iter().enumerate() {
+                let function = u16::try_from(f)?;
+                let fp = Dir::new(
+                    &fd.ports,
+                    &pname,
+                    FunctionPortFiles {
+                        port: p.clone(),
+                        function,
+                    },
+                    &FUNCTION_PORT_FILES,
+                )?;
+                let idx_files = index_files(&names, usize::from(split.count(function)), 0o444)?;
+                let idx = Dir::new(
+                    &fp,
+                    c_str!("gid_idx"),
+                    GidIdxFiles {
+                        port: p.clone(),
+                        function,
+                    },
+                    &idx_files,
+                )?;
+                notifiers.push(
+                    (fp.notifier(FILE_EVENTS), fp.notifier(FILE_STATE)),
+                    GFP_KERNEL,
+                )?;
+                functions.push((idx, fp), GFP_KERNEL)?;
+            }
+            p.state.lock().notifiers = notifiers;
+            d.port_dirs.push(
+                PortDirs {
+                    _functions: functions,
+                    _admin: admin,
+                    _gids: gids,
+                    _port: port_dir,
+                },
+                GFP_KERNEL,
+            )?;
+        }
+        d.ports_dir = Some(ports_dir);
+        d.iov = Some(iov_dir);
+        // The engines start: each asks the SM for what it needs.
+        let mut ports = KVec::new();
+        for p in d.ports.iter() {
+            ports.push(p.clone(), GFP_KERNEL)?;
+        }
+        d.events = Some(EventHandler::new(
+            &devref,
+            Arc::new(DeviceEvents { ports }, GFP_KERNEL)?,
+        )?);
+        for p in d.ports.iter() {
+            p.kick.kick(0);
+        }
+        let last = split.num_functions().saturating_sub(1);
+        pr_info!(
+            "{}: VF GUID tables on {} port(s): {} VFs; the PF has {} GUIDs, VF1 {}, VF{} {}\n",
+            name,
+            d.ports.len(),
+            num_vfs,
+            split.count(0),
+            split.count(1),
+            last,
+            split.count(last)
+        );
+        Ok(d)
+    }
+}
+
+impl DeviceIov {
+    /// Whether it is what `tree` asks for: the same ports, the same VFs.
+    fn is(&self, tree: &[(u32, u16)]) -> bool {
+        self.ports.len() == tree.len()
+            && self
+                .ports
+                .iter()
+                .zip(tree.iter())
+                .all(|(p, &(port, num_vfs))| p.port == port && self.num_vfs == num_vfs)
+    }
+}
+
+/// A device's VF GUID tables as its switch and its parent's number of VFs
+/// make them, at any time from the device's `add` to its `remove`: made,
+/// made again for another number of VFs (a new tree with the new split,
+/// every admin value dropped with the VFs they were for), removed.
+pub struct DeviceGuids {
+    slot: Arc<Slot>,
+    /// Dropped first: no change of VFs kicks the work any more.
+    watch: Option<VfWatch>,
+    /// The rebuild after a change of VFs.
+    work: Option<DelayedWork<Slot>>,
+}
+
+/// What [`DeviceGuids`], its switch file and its work item share.
+#[pin_data]
+pub struct Slot {
+    dev: DeviceRef,
+    name: DeviceName,
+    kick: Kicker,
+    #[pin]
+    inner: Mutex<SlotInner>,
+}
+
+struct SlotInner {
+    /// The device's switch, `mlx_ext/vf_guid_tables`.
+    on: bool,
+    /// Set by teardown: nothing is made any more.
+    gone: bool,
+    tables: Option<DeviceIov>,
+}
+
+impl DeviceGuids {
+    /// Starts watching `dev` and makes its tables if it gets any now.
+    pub fn new(dev: &Device, name: &DeviceName) -> Result<Self> {
+        let devref = DeviceRef::new(dev);
+        let kick = Kicker::new()?;
+        let on = on_by_default(&parent_of(&dev.sriov()));
+        let slot = Arc::pin_init(
+            pin_init!(Slot {
+                dev: devref,
+                name: name.clone(),
+                kick,
+                inner <- new_mutex!(
+                    SlotInner {
+                        on,
+                        gone: false,
+                        tables: None,
+                    },
+                    "mlx_ext::vf_guids::Slot::inner"
+                ),
+            }),
             GFP_KERNEL,
         )?;
+        let work = DelayedWork::new(slot.clone(), &slot.kick)?;
+        // Without it the tables stay as they are made now.
+        let watch = VfWatch::new(&devref, &slot.kick)
+            .inspect_err(|e| {
+                pr_warn!(
+                    "{}: changes of the number of VFs will not be seen ({:?})\n",
+                    name,
+                    e
+                )
+            })
+            .ok()
+            .flatten();
+        {
+            let mut inner = slot.inner.lock();
+            // Said by `update`; the device is fine without.
+            let _ = slot.update(&mut inner, true);
+        }
+        Ok(Self {
+            slot,
+            watch,
+            work: Some(work),
+        })
     }
-    d.ports_dir = Some(ports_dir);
-    d.iov = Some(iov_dir);
-    // The engines start: each asks the SM for what it needs.
-    let mut ports = KVec::new();
-    for p in d.ports.iter() {
-        ports.push(p.clone(), GFP_KERNEL)?;
+
+    /// What the device's `mlx_ext/vf_guid_tables` file acts on.
+    pub fn slot(&self) -> &Arc<Slot> {
+        &self.slot
     }
-    d.events = Some(EventHandler::new(
-        &devref,
-        Arc::new(DeviceEvents { ports }, GFP_KERNEL)?,
-    )?);
-    for p in d.ports.iter() {
-        p.kick.kick(0);
+}
+
+impl Drop for DeviceGuids {
+    fn drop(&mut self) {
+        drop(self.watch.take());
+        drop(self.work.take());
+        let tables = {
+            let mut inner = self.slot.inner.lock();
+            inner.gone = true;
+            inner.tables.take()
+        };
+        drop(tables);
     }
-    let last = split.num_functions().saturating_sub(1);
-    pr_info!(
-        "{}: VF GUID tables on {} port(s): {} VFs; the PF has {} GUIDs, VF1 {}, VF{} {}\n",
-        name,
-        d.ports.len(),
-        num_vfs,
-        split.count(0),
-        split.count(1),
-        last,
-        split.count(last)
-    );
-    Ok(Some(d))
+}
+
+impl Slot {
+    /// Makes the tables again if they are not what the switch and the VFs
+    /// ask for now; says why a device has none when it changed, or always
+    /// with `tell`. An error if new tables could not be made (and were
+    /// not: the device is otherwise fine).
+    fn update(&self, inner: &mut SlotInner, tell: bool) -> Result {
+        if inner.gone {
+            return Ok(());
+        }
+        let name = &self.name;
+        let TreePorts {
+            sriov,
+            tree,
+            why_not,
+        } = tree_ports(self.dev.device(), name, inner.on);
+        let same = match &inner.tables {
+            Some(t) => t.is(&tree),
+            None => tree.is_empty(),
+        };
+        if same && !tell {
+            return Ok(());
+        }
+        let (changed, removed) = match inner.tables.take() {
+            Some(old) if !same => {
+                let n = old.num_vfs;
+                drop(old);
+                (true, Some(n))
+            }
+            t => {
+                inner.tables = t;
+                (!same, None)
+            }
+        };
+        if let Some(n) = removed {
+            pr_info!(
+                "{}: VF GUID tables for {} VFs removed (their admin values with them)\n",
+                name,
+                n
+            );
+        }
+        for &(port, why) in why_not.iter() {
+            if why.is_logged() && (changed || tell) {
+                pr_info!("{}: port {}: no VF GUID tree: {}\n", name, port, why.text());
+            }
+        }
+        if !changed || tree.is_empty() {
+            return Ok(());
+        }
+        let t = DeviceIov::build(self.dev, name, &sriov, &tree)
+            .inspect_err(|e| pr_warn!("{}: no VF GUID tables ({:?})\n", name, e))?;
+        inner.tables = Some(t);
+        Ok(())
+    }
+
+    /// The switch, as `mlx_ext/vf_guid_tables` shows it.
+    pub fn switch(&self) -> bool {
+        self.inner.lock().on
+    }
+
+    /// An administrator wrote the switch: `-EINVAL` for anything but
+    /// `on`, `off`, `1`, `0`; `-EOPNOTSUPP` to switch on a device none of
+    /// whose ports could ever have tables; the error of making them if they
+    /// cannot be (and the switch as it was).
+    pub fn write_switch(&self, data: &[u8]) -> Result {
+        let on = parse_switch(data).ok_or(EINVAL)?;
+        let name = &self.name;
+        let dev = self.dev.device();
+        if on {
+            let sriov = dev.sriov();
+            let parent = parent_of(&sriov);
+            let driver_iov = driver_iov(dev, &sriov);
+            let mut first = None;
+            let mut ok = false;
+            for port in 1..=dev.port_count() {
+                let facts = PortFacts {
+                    parent,
+                    driver_iov,
+                    infiniband: dev.port_is_ib(port),
+                    switched_on: true,
+                };
+                match can_switch_on(&facts) {
+                    Ok(()) => ok = true,
+                    Err(why) => {
+                        first.get_or_insert(why);
+                    }
+                }
+            }
+            if !ok {
+                pr_info!(
+                    "{}: vf_guid_tables: cannot be switched on: {}\n",
+                    name,
+                    first.map_or("the device has no ports", |w| w.text())
+                );
+                return Err(crate::ib::eopnotsupp());
+            }
+        }
+        let mut inner = self.inner.lock();
+        if inner.gone {
+            return Err(ENODEV);
+        }
+        if inner.on == on {
+            return Ok(());
+        }
+        let was = inner.on;
+        inner.on = on;
+        pr_info!("{}: vf_guid_tables switched {}\n", name, switch_text(on));
+        self.update(&mut inner, true)
+            .inspect_err(|_| inner.on = was)
+    }
+}
+
+impl DelayedRun for Slot {
+    fn run(this: &Arc<Self>) {
+        let mut inner = this.inner.lock();
+        // Said by `update`; the next change tries again.
+        let _ = this.update(&mut inner, false);
+    }
 }

@@ -3,7 +3,8 @@
 //! What `admin_guids/<n>` accepts and what the sysfs files show.
 
 use mlx_ext_core::guid::{
-    parse_admin_guid, AdminGuid, Config, Engine, EntryIdx, Gid, GuidError, DEFAULT_SUBNET_PREFIX,
+    parse_admin_guid, parse_switch, switch_text, AdminGuid, Config, Engine, EntryIdx, Gid,
+    GuidError, DEFAULT_SUBNET_PREFIX,
 };
 
 fn ent(n: u8) -> EntryIdx {
@@ -155,5 +156,44 @@ fn shown_admin_values_parse_back() {
     for v in [0u64, 1, 0x10, 0xdead_beef, u64::MAX, 0x8000_0000_0000_0000] {
         let shown = format!("{}\n", AdminGuid(v));
         assert_eq!(parse_admin_guid(shown.as_bytes()), Ok(v));
+    }
+}
+
+/// `mlx_ext/vf_guid_tables`: what an administrator may write, and what the
+/// file shows back (which parses to the same switch).
+#[test]
+fn the_device_switch() {
+    for (input, want) in [
+        (&b"on"[..], true),
+        (b"on\n", true),
+        (b"1", true),
+        (b"1\n", true),
+        (b"off", false),
+        (b"off\n", false),
+        (b"0", false),
+        (b"0\n", false),
+    ] {
+        assert_eq!(parse_switch(input), Some(want), "{:?}", input);
+    }
+    for bad in [
+        &b""[..],
+        b"\n",
+        b"On",
+        b"ON",
+        b"yes",
+        b"y",
+        b"2",
+        b"01",
+        b" on",
+        b"on ",
+        b"on\n\n",
+        b"off\0",
+        b"true",
+        b"-1",
+    ] {
+        assert_eq!(parse_switch(bad), None, "{:?}", bad);
+    }
+    for on in [true, false] {
+        assert_eq!(parse_switch(switch_text(on).as_bytes()), Some(on));
     }
 }

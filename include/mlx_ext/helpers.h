@@ -139,6 +139,25 @@ struct mlx_ext_events *mlx_ext_events_register(struct ib_device *dev,
  */
 void mlx_ext_events_unregister(struct mlx_ext_events *h);
 
+struct mlx_ext_vf_watch;
+
+/**
+ * mlx_ext_vf_watch_register - call @fn(@priv, delay_ms) when the number of
+ * VFs of @dev's parent (a simulated adapter, or a PCI PF) may have changed;
+ * read it again after delay_ms. Process context; @fn must not sleep long.
+ * Returns NULL if the parent has no VFs to watch, an ERR_PTR on failure.
+ */
+struct mlx_ext_vf_watch *mlx_ext_vf_watch_register(struct ib_device *dev,
+						   void (*fn)(void *priv,
+							      unsigned long delay_ms),
+						   void *priv);
+
+/**
+ * mlx_ext_vf_watch_unregister - stop @w and free it; returns once no call
+ * of its @fn runs.
+ */
+void mlx_ext_vf_watch_unregister(struct mlx_ext_vf_watch *w);
+
 /**
  * mlx_ext_sm_guid_assign - the module parameter sm_guid_assign (mlx_ext.ko)
  */
@@ -345,9 +364,10 @@ int mlx_ext_ib_sim_info(struct ib_device *dev, u16 *num_vfs, char *name,
 
 /**
  * mlx_ext_ib_pci_vfs - the number of VFs of @dev's parent if it is a PCI
- * physical function; -ENODEV if it is not PCI or is a VF
+ * physical function, its pci_name() copied into @name (@len bytes at most,
+ * NUL included); -ENODEV if it is not PCI or is a VF
  */
-int mlx_ext_ib_pci_vfs(struct ib_device *dev);
+int mlx_ext_ib_pci_vfs(struct ib_device *dev, char *name, size_t len);
 
 /**
  * mlx_ext_ib_port_count - the last port number of @dev (rdma_end_port())

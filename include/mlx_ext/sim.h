@@ -13,20 +13,32 @@
 #ifndef _MLX_EXT_SIM_H
 #define _MLX_EXT_SIM_H
 
+#include <linux/notifier.h>
 #include <linux/types.h>
 
 #define MLX_EXT_SIM_BUS_NAME "mlx_ext_sim"
 #define MLX_EXT_SIM_INFO_MAGIC 0x4d4c5853U	/* "MLXS" */
-#define MLX_EXT_SIM_INFO_VERSION 1
+#define MLX_EXT_SIM_INFO_VERSION 2
+/* The most VFs a simulated adapter can have, its sriov_totalvfs: MAX_NUM_VFS
+ * of core/src/sim/model.rs, which new_device takes. */
+#define MLX_EXT_SIM_TOTAL_VFS 255
 
 /**
  * struct mlx_ext_sim_info - a simulated adapter's SR-IOV facts
  * @magic: MLX_EXT_SIM_INFO_MAGIC
  * @version: MLX_EXT_SIM_INFO_VERSION of the simulator that wrote it
- * @num_vfs: the adapter's virtual functions (new_device's NUM_VFS)
+ * @num_vfs: the adapter's virtual functions (new_device's NUM_VFS, then
+ *	     what was last written to the bus device's sriov_numvfs); read it
+ *	     with READ_ONCE()
  * @pci_name: the PCI-style name of its PF, "DDDD:00:00.0" with the
  *	      adapter's ID as the domain in hex: its VFs' function names are
  *	      made from it as mlx4 makes them
+ * @vfs_changed: (version 2) called, in process context, after @num_vfs
+ *		 changed, with the new number as the action and this
+ *		 structure as the data; as a PCI PF's VFs come and go. A
+ *		 reader registers on it while it holds the adapter's ib_device
+ *		 (from its client's add to its remove), and unregisters before
+ *		 it lets go.
  */
 struct mlx_ext_sim_info {
 	u32 magic;
@@ -34,6 +46,7 @@ struct mlx_ext_sim_info {
 	u16 num_vfs;
 	u16 reserved;
 	char pci_name[16];
+	struct blocking_notifier_head vfs_changed;
 };
 
 #endif /* _MLX_EXT_SIM_H */

@@ -125,18 +125,20 @@ int mlx_ext_ib_sim_info(struct ib_device *dev, u16 *num_vfs, char *name,
 	info = parent->platform_data;
 	if (!info || info->magic != MLX_EXT_SIM_INFO_MAGIC || info->version < 1)
 		return -EPROTO;
-	*num_vfs = info->num_vfs;
+	*num_vfs = READ_ONCE(info->num_vfs);
 	strscpy(name, info->pci_name, len);
 	return 0;
 }
 
-int mlx_ext_ib_pci_vfs(struct ib_device *dev)
+int mlx_ext_ib_pci_vfs(struct ib_device *dev, char *name, size_t len)
 {
 #if IS_ENABLED(CONFIG_PCI)
 	struct device *parent = dev->dev.parent;
 
-	if (parent && dev_is_pci(parent) && !to_pci_dev(parent)->is_virtfn)
+	if (parent && dev_is_pci(parent) && !to_pci_dev(parent)->is_virtfn) {
+		strscpy(name, pci_name(to_pci_dev(parent)), len);
 		return pci_num_vf(to_pci_dev(parent));
+	}
 #endif
 	return -ENODEV;
 }

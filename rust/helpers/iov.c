@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What the VF GUID tables need of the kernel that the 6.12 kernel crate has
- * no abstraction for: a delayed work item, an ib event handler, and the
- * module parameter sm_guid_assign. Used by rust/ib/ only.
+ * no abstraction for: a delayed work item, an ib event handler, a watch on
+ * a device's number of VFs, and the module parameter sm_guid_assign. Used
+ * by rust/ib/ only.
  */
 
 #include <linux/err.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
+#include <linux/notifier.h>
+#include <linux/pci.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_sa.h>
 #include <mlx_ext/helpers.h>
+#include <mlx_ext/sim.h>
 
 static bool sm_guid_assign = true;
 module_param(sm_guid_assign, bool, 0444);
@@ -152,4 +156,110 @@ void mlx_ext_sa_unregister(void)
 struct ib_sa_client *mlx_ext_sa_client(void)
 {
 	return READ_ONCE(sa_registered) ? &sa_client : NULL;
+}
+
+/*
+ * A watch on the number of VFs of a device's parent: a simulated adapter's
+ * vfs_changed chain (include/mlx_ext/sim.h), or the PCI bus's notifier
+ * filtered to the VFs of the PF. A PCI PF sets its num_VFs only after it
+ * added the last VF, and clears it after it removed the last one
+ * (drivers/pci/iov.c), so the callee reads it a little later: @fn gets
+ * the delay to wait, in ms.
+ */
+struct mlx_ext_vf_watch {
+	struct notifier_block nb;
+	struct blocking_notifier_head *sim;	/* or NULL: the PCI bus */
+	struct device *pf;
+	void (*fn)(void *priv, unsigned long delay_ms);
+	void *priv;
+};
+
+static int vf_watch_sim(struct notifier_block *nb, unsigned long action,
+			void *data)
+{
+	struct mlx_ext_vf_watch *w = container_of(nb, struct mlx_ext_vf_watch, nb);
+
+	w->fn(w->priv, 0);
+	return NOTIFY_OK;
+}
+
+#if IS_ENABLED(CONFIG_PCI)
+#define MLX_EXT_PCI_VF_DELAY_MS 100
+
+static int vf_watch_pci(struct notifier_block *nb, unsigned long action,
+			void *data)
+{
+	struct mlx_ext_vf_watch *w = container_of(nb, struct mlx_ext_vf_watch, nb);
+	struct device *dev = data;
+	struct pci_dev *vf;
+
+	if (action != BUS_NOTIFY_ADD_DEVICE &&
+	    action != BUS_NOTIFY_REMOVED_DEVICE)
+		return NOTIFY_DONE;
+	if (!dev_is_pci(dev))
+		return NOTIFY_DONE;
+	vf = to_pci_dev(dev);
+	if (vf->is_virtfn && &pci_physfn(vf)->dev == w->pf)
+		w->fn(w->priv, MLX_EXT_PCI_VF_DELAY_MS);
+	return NOTIFY_DONE;
+}
+#endif
+
+struct mlx_ext_vf_watch *mlx_ext_vf_watch_register(struct ib_device *dev,
+						   void (*fn)(void *priv,
+							      unsigned long delay_ms),
+						   void *priv)
+{
+	struct device *parent = dev->dev.parent;
+	struct mlx_ext_sim_info *info;
+	struct mlx_ext_vf_watch *w;
+	int ret;
+
+	if (!parent)
+		return NULL;
+	w = kzalloc(sizeof(*w), GFP_KERNEL);
+	if (!w)
+		return ERR_PTR(-ENOMEM);
+	w->fn = fn;
+	w->priv = priv;
+	w->pf = parent;
+	if (parent->bus && parent->bus->name &&
+	    !strcmp(parent->bus->name, MLX_EXT_SIM_BUS_NAME)) {
+		info = parent->platform_data;
+		if (!info || info->magic != MLX_EXT_SIM_INFO_MAGIC ||
+		    info->version < 2)
+			goto none;
+		w->sim = &info->vfs_changed;
+		w->nb.notifier_call = vf_watch_sim;
+		ret = blocking_notifier_chain_register(w->sim, &w->nb);
+		if (ret)
+			goto fail;
+		return w;
+	}
+#if IS_ENABLED(CONFIG_PCI)
+	if (dev_is_pci(parent) && !to_pci_dev(parent)->is_virtfn) {
+		w->nb.notifier_call = vf_watch_pci;
+		ret = bus_register_notifier(&pci_bus_type, &w->nb);
+		if (ret)
+			goto fail;
+		return w;
+	}
+#endif
+none:
+	kfree(w);
+	return NULL;
+fail:
+	kfree(w);
+	return ERR_PTR(ret);
+}
+
+void mlx_ext_vf_watch_unregister(struct mlx_ext_vf_watch *w)
+{
+	if (w->sim)
+		blocking_notifier_chain_unregister(w->sim, &w->nb);
+#if IS_ENABLED(CONFIG_PCI)
+	else
+		bus_unregister_notifier(&pci_bus_type, &w->nb);
+#endif
+	kfree(w);
 }

@@ -9,11 +9,18 @@
  * devices to reach zero. The control files are bus attributes: sysfs
  * (kernfs) waits for a store in progress before bus_unregister() removes
  * them, and starts none after.
+ *
+ * Each bus device has sriov_numvfs and sriov_totalvfs, as a PCI PF: writing
+ * sriov_numvfs changes the adapter's number of VFs at run time, under the
+ * rules of the PCI one (a new non-zero number only from 0), and tells the
+ * watchers of include/mlx_ext/sim.h.
  */
 
 #include <linux/atomic.h>
 #include <linux/device.h>
 #include <linux/err.h>
+#include <linux/kstrtox.h>
+#include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
 #include <mlx_ext/helpers.h>
@@ -70,15 +77,78 @@ void mlx_ext_simbus_unregister(void)
 /* A bus device and what it tells mlx_ext (include/mlx_ext/sim.h). */
 struct simdev {
 	struct device dev;
+	/* Serialises changes of info.num_vfs and their notifications. */
+	struct mutex lock;
 	struct mlx_ext_sim_info info;
 };
 
+static struct simdev *to_simdev(struct device *dev)
+{
+	return container_of(dev, struct simdev, dev);
+}
+
 static void simdev_release(struct device *dev)
 {
-	kfree(container_of(dev, struct simdev, dev));
+	struct simdev *sd = to_simdev(dev);
+
+	mutex_destroy(&sd->lock);
+	kfree(sd);
 	if (atomic_dec_and_test(&simbus_live))
 		wake_up(&simbus_released);
 }
+
+static ssize_t sriov_totalvfs_show(struct device *dev,
+				   struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", MLX_EXT_SIM_TOTAL_VFS);
+}
+static DEVICE_ATTR_RO(sriov_totalvfs);
+
+static ssize_t sriov_numvfs_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(to_simdev(dev)->info.num_vfs));
+}
+
+/* As drivers/pci/iov.c sriov_numvfs_store(), the same errors. */
+static ssize_t sriov_numvfs_store(struct device *dev,
+				  struct device_attribute *attr,
+				  const char *buf, size_t count)
+{
+	struct simdev *sd = to_simdev(dev);
+	u16 num_vfs, old;
+	int ret;
+
+	ret = kstrtou16(buf, 0, &num_vfs);
+	if (ret < 0)
+		return ret;
+	if (num_vfs > MLX_EXT_SIM_TOTAL_VFS)
+		return -ERANGE;
+	mutex_lock(&sd->lock);
+	old = sd->info.num_vfs;
+	if (num_vfs == old)
+		goto out;
+	if (num_vfs && old) {
+		dev_warn(dev, "%u VFs already enabled. Disable before enabling %u VFs\n",
+			 old, num_vfs);
+		ret = -EBUSY;
+		goto out;
+	}
+	WRITE_ONCE(sd->info.num_vfs, num_vfs);
+	dev_info(dev, "%u VF(s)\n", num_vfs);
+	blocking_notifier_call_chain(&sd->info.vfs_changed, num_vfs, &sd->info);
+out:
+	mutex_unlock(&sd->lock);
+	return ret ? ret : count;
+}
+static DEVICE_ATTR_RW(sriov_numvfs);
+
+static struct attribute *simdev_attrs[] = {
+	&dev_attr_sriov_totalvfs.attr,
+	&dev_attr_sriov_numvfs.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(simdev);
 
 struct device *mlx_ext_simdev_add(unsigned int id, u16 num_vfs)
 {
@@ -91,7 +161,9 @@ struct device *mlx_ext_simdev_add(unsigned int id, u16 num_vfs)
 		return ERR_PTR(-ENOMEM);
 	sd->info.magic = MLX_EXT_SIM_INFO_MAGIC;
 	sd->info.version = MLX_EXT_SIM_INFO_VERSION;
+	mutex_init(&sd->lock);
 	sd->info.num_vfs = num_vfs;
+	BLOCKING_INIT_NOTIFIER_HEAD(&sd->info.vfs_changed);
 	snprintf(sd->info.pci_name, sizeof(sd->info.pci_name), "%04x:00:00.0",
 		 id & 0xffff);
 	dev = &sd->dev;
@@ -99,6 +171,7 @@ struct device *mlx_ext_simdev_add(unsigned int id, u16 num_vfs)
 	atomic_inc(&simbus_live);
 	device_initialize(dev);
 	dev->bus = &simbus;
+	dev->groups = simdev_groups;
 	dev->release = simdev_release;
 	err = dev_set_name(dev, "mlxsim%u", id);
 	if (!err)

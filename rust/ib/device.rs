@@ -106,17 +106,18 @@ impl Device {
             )
         };
         if ret == 0 {
-            name.len = name
-                .bytes
-                .iter()
-                .position(|&b| b == 0)
-                .unwrap_or(name.bytes.len());
+            name.measure();
             return Sriov::Sim { num_vfs, name };
         }
         // SAFETY: as above.
-        let vfs = unsafe { bindings::mlx_ext_ib_pci_vfs(self.as_raw()) };
+        let vfs = unsafe {
+            bindings::mlx_ext_ib_pci_vfs(self.as_raw(), name.bytes.as_mut_ptr(), name.bytes.len())
+        };
         match u16::try_from(vfs) {
-            Ok(num_vfs) => Sriov::PciPf { num_vfs },
+            Ok(num_vfs) => {
+                name.measure();
+                Sriov::PciPf { num_vfs, name }
+            }
             Err(_) => Sriov::None,
         }
     }
@@ -187,6 +188,8 @@ pub enum Sriov {
     PciPf {
         /// `pci_num_vf()`.
         num_vfs: u16,
+        /// `pci_name()`.
+        name: PfName,
     },
     /// Anything else.
     None,
@@ -201,6 +204,16 @@ pub struct PfName {
 
 #[cfg(not(mlx_ext_provider))]
 impl PfName {
+    /// Sets the length to that of the NUL-terminated string the helpers
+    /// wrote.
+    fn measure(&mut self) {
+        self.len = self
+            .bytes
+            .iter()
+            .position(|&b| b == 0)
+            .unwrap_or(self.bytes.len());
+    }
+
     /// The name's bytes.
     pub fn as_bytes(&self) -> &[u8] {
         self.bytes.get(..self.len).unwrap_or(&[])

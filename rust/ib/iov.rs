@@ -65,6 +65,14 @@ impl DeviceRef {
         }
     }
 
+    /// The device, for as long as the handle is borrowed.
+    pub fn device(&self) -> &Device {
+        // SAFETY: the device is valid while the client's device data, which
+        // holds this handle, lives (invariant); `Device` is a transparent
+        // wrapper of `ib_device`.
+        unsafe { Device::from_raw(self.raw.as_ptr()) }
+    }
+
     /// The GUID of `port`: the lower half of its GID 0 (`rdma_query_gid`).
     pub fn port_guid(&self, port: u32) -> Result<u64> {
         let mut gid = [0u8; 16];
@@ -139,7 +147,13 @@ impl Kicker {
     /// Runs the work in `delay_ms` milliseconds (or earlier, if it was due
     /// earlier). Any context.
     pub fn kick(&self, delay_ms: u64) {
-        let raw = self.0.raw.lock();
+        self.0.kick(delay_ms);
+    }
+}
+
+impl KickerInner {
+    fn kick(&self, delay_ms: u64) {
+        let raw = self.raw.lock();
         if let Some(raw) = *raw {
             let ms = kernel::ffi::c_ulong::try_from(delay_ms).unwrap_or(kernel::ffi::c_ulong::MAX);
             // SAFETY: the item exists while it is in the lock (`DelayedWork`
@@ -218,6 +232,76 @@ impl<T: DelayedRun> Drop for DelayedWork<T> {
         unsafe { bindings::mlx_ext_dwork_destroy(self.raw.as_ptr()) };
         // SAFETY: from `into_raw` in `new` (invariant), given back once;
         // the item that used it is gone.
+        drop(unsafe { Arc::from_raw(self.target) });
+    }
+}
+
+/// A watch on the number of VFs of a device's parent (a simulated adapter's
+/// `sriov_numvfs`, or a PCI PF's VFs coming and going) that kicks a
+/// [`DelayedWork`] when it may have changed, with the delay after which to
+/// read it; unregistered, and waited for, when dropped.
+///
+/// # Invariants
+///
+/// `raw` was made by `mlx_ext_vf_watch_register` with `target` as its
+/// private pointer; `target` came from `Arc::into_raw`, and its reference
+/// is this object's.
+pub struct VfWatch {
+    raw: NonNull<bindings::mlx_ext_vf_watch>,
+    target: *const KickerInner,
+}
+
+// SAFETY: registration and unregistration may happen on any thread.
+unsafe impl Send for VfWatch {}
+// SAFETY: nothing is done through `&VfWatch`.
+unsafe impl Sync for VfWatch {}
+
+impl VfWatch {
+    /// Watches the parent of `dev` for `kicker`; `Ok(None)` if the parent
+    /// has no VFs to watch.
+    pub fn new(dev: &DeviceRef, kicker: &Kicker) -> Result<Option<Self>> {
+        let target = Arc::into_raw(kicker.0.clone());
+        // SAFETY: the device is valid (`DeviceRef` invariant), and so is its
+        // parent, which its holder drops in the client's `remove`; `target`
+        // stays valid until `drop` unregistered the watch.
+        let raw = kernel::error::from_err_ptr(unsafe {
+            bindings::mlx_ext_vf_watch_register(
+                dev.raw.as_ptr(),
+                Some(Self::callback),
+                target.cast_mut().cast(),
+            )
+        });
+        match raw {
+            // INVARIANT: made just above.
+            Ok(raw) if !raw.is_null() => Ok(NonNull::new(raw).map(|raw| Self { raw, target })),
+            r => {
+                // SAFETY: from `into_raw` above, given back once; no watch
+                // was registered with it.
+                drop(unsafe { Arc::from_raw(target) });
+                r.map(|_| None)
+            }
+        }
+    }
+
+    /// The C watch's function.
+    ///
+    /// # Safety
+    ///
+    /// Called by the C watch only, with its private pointer.
+    unsafe extern "C" fn callback(priv_: *mut c_void, delay_ms: kernel::ffi::c_ulong) {
+        // SAFETY: `priv_` is the `target` of a live watch (its drop waits
+        // for this call), kept alive by its `Arc`.
+        let this = unsafe { &*priv_.cast::<KickerInner>() };
+        this.kick(u64::try_from(delay_ms).unwrap_or(u64::MAX));
+    }
+}
+
+impl Drop for VfWatch {
+    fn drop(&mut self) {
+        // SAFETY: registered (invariant), unregistered only here; returns
+        // once no callback runs.
+        unsafe { bindings::mlx_ext_vf_watch_unregister(self.raw.as_ptr()) };
+        // SAFETY: from `into_raw` in `new` (invariant), given back once.
         drop(unsafe { Arc::from_raw(self.target) });
     }
 }

@@ -33,9 +33,12 @@ test_sysfs_matches_ib_core() {
 	# rxe posts CAS and FA: masked atomics are emulated, nothing to explain.
 	expect_eq "$(cat $DIR/masked_atomic_mode)" emulated masked_atomic_mode || return 1
 	expect_eq "$(cat $DIR/reason)" "" reason || return 1
-	expect_eq "$(ls $DIR | tr '\n' ' ')" "atomic_cap masked_atomic_cap masked_atomic_mode reason " files
+	expect_eq "$(cat $DIR/vf_guid_tables)" off vf_guid_tables || return 1
+	expect_eq "$(ls $DIR | tr '\n' ' ')" \
+		"atomic_cap masked_atomic_cap masked_atomic_mode reason vf_guid_tables " files
 }
 
+# Every file but the VF GUID tables' switch (test_guid_switch).
 test_sysfs_read_only() {
 	for f in atomic_cap masked_atomic_cap masked_atomic_mode reason; do
 		expect_eq "$(stat -c %a $DIR/$f)" 444 "mode of $f" || return 1
@@ -389,7 +392,7 @@ ktap_run test_load_sees_rxe0 test_sysfs_matches_ib_core test_sysfs_read_only \
 	test_guid_tree_placement test_sim_sa_guidinfo test_sim_sa_programmed \
 	test_guid_tree_split test_guid_initial_tables test_guid_admin_writes test_guid_bad_writes \
 	test_guid_backoff test_guid_storm test_guid_events test_guid_removal_in_flight \
-	test_guid_port_up_resends test_guid_failslab_add \
+	test_guid_port_up_resends test_guid_switch test_guid_vfs_change test_guid_failslab_add \
 	test_sim_sa_port_events test_sim_sa_del_with_query_in_flight \
 	test_sim_rmmod_with_devices test_kasan_active \
 	test_no_leaks test_kernel_log_clean

@@ -31,12 +31,14 @@ mod text;
 pub use engine::{next_backoff, Action, AnswerOutcome, Config, Engine};
 pub use error::GuidError;
 pub use index::{EntryIdx, RecordIdx};
-pub use placement::{function_name, placement, NoTree, Parent, PortFacts};
+pub use placement::{
+    can_switch_on, function_name, on_by_default, placement, NoTree, Parent, PortFacts,
+};
 pub use set::Set128;
 pub use sim::{SimMode, SimSm};
 pub use sm::{Answer, AnswerStatus, Method, Request, RequestId, SmBackend, SubmitError};
 pub use split::{guid_split, Split};
-pub use text::{parse_admin_guid, AdminGuid, Gid};
+pub use text::{parse_admin_guid, parse_switch, switch_text, AdminGuid, Gid};
 
 /// The number of alias GUID entries of a port.
 pub const PORT_GUIDS: usize = 128;

@@ -20,9 +20,6 @@ pub enum Parent {
     PciPf {
         /// `pci_num_vf()`.
         num_vfs: u16,
-        /// Whether the administrator turned mlx_ext's GUID engine on for
-        /// this device (off by default).
-        opted_in: bool,
     },
     /// Anything else: a VF, a software device (rxe), an unknown bus.
     Other,
@@ -41,6 +38,16 @@ pub struct PortFacts {
     /// The port's link layer is InfiniBand (not Ethernet: RoCE ports never
     /// get a tree).
     pub infiniband: bool,
+    /// The device's switch, `mlx_ext/vf_guid_tables`: as
+    /// [`on_by_default`] says until an administrator writes it.
+    pub switched_on: bool,
+}
+
+/// Whether a device's tables are on before an administrator says: on a
+/// simulated adapter, which no production subnet manager sees; off on a
+/// real PCI PF, so that loading mlx_ext never sends SA requests unasked.
+pub const fn on_by_default(parent: &Parent) -> bool {
+    matches!(parent, Parent::Sim { .. })
 }
 
 /// Why a port has no tree.
@@ -54,6 +61,8 @@ pub enum NoTree {
     NoVfs,
     /// A real PCI PF the administrator did not opt in.
     NotOptedIn,
+    /// An administrator switched the device's tables off.
+    SwitchedOff,
     /// The driver runs its own GUID engine (mlx4_ib master).
     DriverEngine,
     /// More VFs than GUIDs to give them (more than 126).
@@ -66,7 +75,7 @@ impl NoTree {
     pub const fn is_logged(self) -> bool {
         matches!(
             self,
-            Self::TooManyVfs(_) | Self::DriverEngine | Self::NotOptedIn
+            Self::TooManyVfs(_) | Self::DriverEngine | Self::NotOptedIn | Self::SwitchedOff
         )
     }
 
@@ -76,7 +85,8 @@ impl NoTree {
             Self::NotInfiniband => "the port is not InfiniBand",
             Self::NoSriov => "the device has no SR-IOV functions mlx_ext knows of",
             Self::NoVfs => "the device has no VFs",
-            Self::NotOptedIn => "a PCI PF with VFs: mlx_ext's GUID engine is off for it until an administrator turns it on",
+            Self::NotOptedIn => "a PCI PF with VFs: mlx_ext's GUID engine is off for it until an administrator writes \"on\" to mlx_ext/vf_guid_tables",
+            Self::SwitchedOff => "switched off in mlx_ext/vf_guid_tables",
             Self::DriverEngine => "the driver runs its own GUID engine and iov tree (mlx4_ib SR-IOV master)",
             Self::TooManyVfs(_) => "more than 126 VFs: not every VF can get a GUID",
         }
@@ -92,21 +102,40 @@ pub fn placement(f: &PortFacts) -> Result<u16, NoTree> {
         return Err(NoTree::DriverEngine);
     }
     let num_vfs = match f.parent {
-        Parent::Sim { num_vfs } => num_vfs,
-        Parent::PciPf { num_vfs: 0, .. } => return Err(NoTree::NoVfs),
-        Parent::PciPf {
-            opted_in: false, ..
-        } => return Err(NoTree::NotOptedIn),
-        Parent::PciPf { num_vfs, .. } => num_vfs,
+        Parent::Sim { num_vfs } | Parent::PciPf { num_vfs } => num_vfs,
         Parent::Other => return Err(NoTree::NoSriov),
     };
     if num_vfs == 0 {
         return Err(NoTree::NoVfs);
     }
+    if !f.switched_on {
+        return Err(match f.parent {
+            Parent::PciPf { .. } => NoTree::NotOptedIn,
+            _ => NoTree::SwitchedOff,
+        });
+    }
     match guid_split(num_vfs) {
         Ok(_) => Ok(num_vfs),
         Err(GuidError::TooManyVfs) | Err(_) => Err(NoTree::TooManyVfs(num_vfs)),
     }
+}
+
+/// Whether an administrator may switch a port's tables on: not where it
+/// could never have one, whatever its number of VFs (a RoCE port, a device
+/// with no SR-IOV parent mlx_ext knows, an mlx4_ib master). A PF with no VFs
+/// yet may: its tables appear with its VFs.
+pub fn can_switch_on(f: &PortFacts) -> Result<(), NoTree> {
+    let parent = match f.parent {
+        Parent::Sim { .. } => Parent::Sim { num_vfs: 1 },
+        Parent::PciPf { .. } => Parent::PciPf { num_vfs: 1 },
+        Parent::Other => Parent::Other,
+    };
+    placement(&PortFacts {
+        parent,
+        switched_on: true,
+        ..*f
+    })
+    .map(|_| ())
 }
 
 /// The name of function `function` (0 the PF) of a PF whose PCI name is
@@ -160,6 +189,7 @@ mod tests {
             parent,
             driver_iov: false,
             infiniband: true,
+            switched_on: on_by_default(&parent),
         }
     }
 
@@ -178,7 +208,14 @@ mod tests {
             Err(NoTree::NoVfs)
         );
         // A real PF: only when opted in.
-        let pf = |num_vfs, opted_in| facts(Parent::PciPf { num_vfs, opted_in });
+        let pf = |num_vfs, switched_on| PortFacts {
+            switched_on,
+            ..facts(Parent::PciPf { num_vfs })
+        };
+        assert_eq!(
+            placement(&facts(Parent::PciPf { num_vfs: 4 })),
+            Err(NoTree::NotOptedIn)
+        );
         assert_eq!(placement(&pf(4, false)), Err(NoTree::NotOptedIn));
         assert_eq!(placement(&pf(4, true)), Ok(4));
         assert_eq!(placement(&pf(0, true)), Err(NoTree::NoVfs));
@@ -194,6 +231,50 @@ mod tests {
         let mut mlx4 = pf(4, true);
         mlx4.driver_iov = true;
         assert_eq!(placement(&mlx4), Err(NoTree::DriverEngine));
+        // A simulated adapter switched off.
+        let off = PortFacts {
+            switched_on: false,
+            ..facts(Parent::Sim { num_vfs: 5 })
+        };
+        assert_eq!(placement(&off), Err(NoTree::SwitchedOff));
+        assert_eq!(
+            placement(&PortFacts {
+                switched_on: false,
+                ..facts(Parent::Sim { num_vfs: 0 })
+            }),
+            Err(NoTree::NoVfs)
+        );
+    }
+
+    #[test]
+    fn defaults() {
+        assert!(on_by_default(&Parent::Sim { num_vfs: 0 }));
+        assert!(!on_by_default(&Parent::PciPf { num_vfs: 4 }));
+        assert!(!on_by_default(&Parent::Other));
+    }
+
+    #[test]
+    fn switching_on() {
+        let pf = facts(Parent::PciPf { num_vfs: 0 });
+        // A PF without VFs yet, or with too many: the switch is its own.
+        assert_eq!(can_switch_on(&pf), Ok(()));
+        assert_eq!(
+            can_switch_on(&facts(Parent::PciPf { num_vfs: 200 })),
+            Ok(())
+        );
+        assert_eq!(can_switch_on(&facts(Parent::Sim { num_vfs: 0 })), Ok(()));
+        // Never a tree whatever the VFs: refused.
+        assert_eq!(can_switch_on(&facts(Parent::Other)), Err(NoTree::NoSriov));
+        let roce = PortFacts {
+            infiniband: false,
+            ..pf
+        };
+        assert_eq!(can_switch_on(&roce), Err(NoTree::NotInfiniband));
+        let mlx4 = PortFacts {
+            driver_iov: true,
+            ..pf
+        };
+        assert_eq!(can_switch_on(&mlx4), Err(NoTree::DriverEngine));
     }
 
     #[test]
@@ -206,6 +287,7 @@ mod tests {
             NoTree::NoSriov,
             NoTree::NoVfs,
             NoTree::NotOptedIn,
+            NoTree::SwitchedOff,
             NoTree::DriverEngine,
             NoTree::TooManyVfs(127),
         ] {

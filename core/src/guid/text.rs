@@ -37,6 +37,26 @@ pub fn parse_admin_guid(input: &[u8]) -> Result<u64, GuidError> {
     Ok(value)
 }
 
+/// Parses what an administrator wrote to a device's
+/// `mlx_ext/vf_guid_tables`: `on` or `1`, `off` or `0`, optionally followed
+/// by one newline; `None` for anything else.
+pub fn parse_switch(input: &[u8]) -> Option<bool> {
+    match input.strip_suffix(b"\n").unwrap_or(input) {
+        b"on" | b"1" => Some(true),
+        b"off" | b"0" => Some(false),
+        _ => None,
+    }
+}
+
+/// What `mlx_ext/vf_guid_tables` shows for a switch.
+pub const fn switch_text(on: bool) -> &'static str {
+    if on {
+        "on"
+    } else {
+        "off"
+    }
+}
+
 /// An admin GUID as `admin_guids/<n>` shows it: lowercase hex without
 /// leading zeros, as upstream's `%llx` (`0`, `ffffffffffffffff`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
