@@ -68,6 +68,12 @@ struct PortState {
     /// Each function's `guid_events` and `state` files, once the tree is
     /// made.
     notifiers: KVec<(Notifier, Notifier)>,
+    /// Per VF (index: function), the base GUID last given to the driver's
+    /// `set_vf_guid`.
+    applied: KVec<u64>,
+    /// Whether the driver may have `set_vf_guid` (until it says it has
+    /// none).
+    vf_guid_op: bool,
 }
 
 /// A function whose GUIDs changed, to tell watchers once the lock is
@@ -76,6 +82,9 @@ struct Changed {
     function: u16,
     up: bool,
     count: u32,
+    /// Its base GUID, if it is a VF whose base GUID the driver's
+    /// `set_vf_guid` is to be given.
+    apply: Option<u64>,
     /// Its `guid_events` and `state` files.
     files: Option<(Notifier, Notifier)>,
 }
@@ -94,6 +103,8 @@ struct Mailbox {
 #[pin_data]
 pub struct PortGuids {
     dev: DeviceRef,
+    /// The device's name, for messages.
+    name: DeviceName,
     port: u32,
     /// The subnet prefix `gids/` shows.
     prefix: u64,
@@ -158,7 +169,13 @@ impl SmBackend for Backend<'_> {
 }
 
 impl PortGuids {
-    fn new(dev: DeviceRef, port: u32, prefix: u64, config: Config) -> Result<Arc<Self>> {
+    fn new(
+        dev: DeviceRef,
+        name: &DeviceName,
+        port: u32,
+        prefix: u64,
+        config: Config,
+    ) -> Result<Arc<Self>> {
         let mut engine = KBox::new(Engine::EMPTY, GFP_KERNEL)?;
         engine
             .reset(config)
@@ -167,6 +184,7 @@ impl PortGuids {
         Arc::pin_init(
             pin_init!(Self {
                 dev,
+                name: name.clone(),
                 port,
                 prefix,
                 kick,
@@ -176,6 +194,8 @@ impl PortGuids {
                         dying: false,
                         outstanding: None,
                         notifiers: KVec::new(),
+                        applied: KVec::new(),
+                        vf_guid_op: true,
                     },
                     "mlx_ext::vf_guids::PortGuids::state"
                 ),
@@ -211,6 +231,8 @@ impl PortGuids {
             engine,
             outstanding,
             notifiers,
+            applied,
+            vf_guid_op,
             ..
         } = s;
         let mut backend = Backend {
@@ -219,10 +241,20 @@ impl PortGuids {
         };
         let next = engine.run(&mut backend, now);
         for function in engine.take_events().iter() {
+            let base = engine
+                .split()
+                .physical_index(function, 0)
+                .and_then(EntryIdx::new)
+                .map(|e| engine.oper(e));
+            let apply = match (base, applied.get(usize::from(function))) {
+                (Some(b), Some(&a)) if function > 0 && *vf_guid_op && a != b => Some(b),
+                _ => None,
+            };
             let changed = Changed {
                 function,
                 up: engine.function_up(function),
                 count: engine.event_count(function),
+                apply,
                 files: notifiers.get(usize::from(function)).cloned(),
             };
             // Without room a watcher misses a wake-up, not the count.
@@ -271,6 +303,44 @@ impl PortGuids {
         }
     }
 
+    /// Gives the driver's `set_vf_guid` the new base GUID of each VF in
+    /// `changed` that has one to apply, as mlx5 programs a VF's port GUID:
+    /// where the device has no such op (mlx4, rxe), the first
+    /// `EOPNOTSUPP` stops it for the port. A failure is said, and tried
+    /// again at the VF's next change. Outside the port's lock: the driver
+    /// may sleep.
+    fn apply_vf_guids(&self, changed: &[Changed]) {
+        for c in changed.iter() {
+            let (Some(guid), Some(vf)) = (c.apply, c.function.checked_sub(1)) else {
+                continue;
+            };
+            let result = self.dev.set_vf_port_guid(vf, self.port, guid);
+            let mut s = self.state.lock();
+            match result {
+                Ok(()) => {
+                    if let Some(a) = s.applied.get_mut(usize::from(c.function)) {
+                        *a = guid;
+                    }
+                }
+                Err(e) if e == crate::ib::eopnotsupp() => {
+                    s.vf_guid_op = false;
+                    return;
+                }
+                Err(e) => {
+                    drop(s);
+                    pr_warn!(
+                        "{}: port {}: set_vf_guid of VF{} ({:016x}) failed ({:?}); tried again at its next change\n",
+                        self.name,
+                        self.port,
+                        c.function,
+                        guid,
+                        e
+                    );
+                }
+            }
+        }
+    }
+
     /// The first half of teardown: nothing runs the engine or submits any
     /// more, and the outstanding query is cancelled.
     fn stop(&self) {
@@ -306,6 +376,7 @@ impl DelayedRun for PortGuids {
             }
             this.dev.guid_event(this.port, c.function, c.up, c.count);
         }
+        this.apply_vf_guids(&wake);
         if let Some(t) = next {
             this.kick.kick(t.saturating_sub(now).div_ceil(1_000_000));
         }
@@ -635,6 +706,7 @@ impl DeviceIov {
             let hw_guid = devref.port_guid(port).unwrap_or(0);
             let p = PortGuids::new(
                 devref,
+                name,
                 port,
                 prefix,
                 Config {
@@ -724,7 +796,14 @@ impl DeviceIov {
                 )?;
                 functions.push((idx, fp), GFP_KERNEL)?;
             }
-            p.state.lock().notifiers = notifiers;
+            let mut applied = KVec::with_capacity(usize::from(split.num_functions()), GFP_KERNEL)?;
+            for _ in 0..split.num_functions() {
+                applied.push(0u64, GFP_KERNEL)?;
+            }
+            let mut st = p.state.lock();
+            st.notifiers = notifiers;
+            st.applied = applied;
+            drop(st);
             d.port_dirs.push(
                 PortDirs {
                     _functions: functions,

@@ -363,6 +363,19 @@ int mlx_ext_ib_sim_info(struct ib_device *dev, u16 *num_vfs, char *name,
 			size_t len);
 
 /**
+ * mlx_ext_vf_guid_kind - 0 for IFLA_VF_IB_NODE_GUID, 1 for
+ * IFLA_VF_IB_PORT_GUID (the types of ib_set_vf_guid), -1 for any other
+ */
+int mlx_ext_vf_guid_kind(int type);
+
+/**
+ * mlx_ext_ib_set_vf_port_guid - ib_set_vf_guid(@dev, @vf, @port, @guid,
+ * IFLA_VF_IB_PORT_GUID): -EOPNOTSUPP if the driver has no set_vf_guid
+ */
+int mlx_ext_ib_set_vf_port_guid(struct ib_device *dev, int vf, u32 port,
+				u64 guid);
+
+/**
  * mlx_ext_ib_pci_vfs - the number of VFs of @dev's parent if it is a PCI
  * physical function, its pci_name() copied into @name (@len bytes at most,
  * NUL included); -ENODEV if it is not PCI or is a VF

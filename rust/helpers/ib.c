@@ -2,6 +2,7 @@
 /* Wrappers of static inline functions and macros of the RDMA core, for Rust. */
 
 #include <linux/device.h>
+#include <linux/if_link.h>
 #include <linux/pci.h>
 #include <linux/string.h>
 #include <mlx_ext/helpers.h>
@@ -109,6 +110,19 @@ int mlx_ext_ib_dma_map_reply(struct ib_device *dev, void *buf, u64 *addr)
 void mlx_ext_ib_dma_unmap_reply(struct ib_device *dev, u64 addr)
 {
 	ib_dma_unmap_single(dev, addr, sizeof(u64), DMA_FROM_DEVICE);
+}
+
+/* IFLA_VF_IB_NODE_GUID: 0, IFLA_VF_IB_PORT_GUID: 1, anything else -1. */
+int mlx_ext_vf_guid_kind(int type)
+{
+	switch (type) {
+	case IFLA_VF_IB_NODE_GUID:
+		return 0;
+	case IFLA_VF_IB_PORT_GUID:
+		return 1;
+	default:
+		return -1;
+	}
 }
 
 /* SR-IOV facts of a device's parent, for the VF GUID tables. */

@@ -7,6 +7,7 @@
  */
 
 #include <linux/err.h>
+#include <linux/if_link.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/notifier.h>
@@ -156,6 +157,12 @@ void mlx_ext_sa_unregister(void)
 struct ib_sa_client *mlx_ext_sa_client(void)
 {
 	return READ_ONCE(sa_registered) ? &sa_client : NULL;
+}
+
+int mlx_ext_ib_set_vf_port_guid(struct ib_device *dev, int vf, u32 port,
+				u64 guid)
+{
+	return ib_set_vf_guid(dev, vf, port, guid, IFLA_VF_IB_PORT_GUID);
 }
 
 /*

@@ -95,6 +95,21 @@ impl DeviceRef {
         unsafe { bindings::mlx_ext_guid_notify(self.raw.as_ptr(), port, function, up, count) };
     }
 
+    /// Sets the port GUID of SR-IOV VF `vf` (from 0) on `port` through the
+    /// driver's `set_vf_guid` (`ib_set_vf_guid`): `EOPNOTSUPP` if it has
+    /// none. Process context: the driver may sleep.
+    pub fn set_vf_port_guid(&self, vf: u16, port: u32, guid: u64) -> Result {
+        // SAFETY: the device is valid (invariant).
+        kernel::error::to_result(unsafe {
+            bindings::mlx_ext_ib_set_vf_port_guid(
+                self.raw.as_ptr(),
+                kernel::ffi::c_int::from(vf),
+                port,
+                guid,
+            )
+        })
+    }
+
     /// `ib_query_port`: sleeps.
     pub fn port_info(&self, port: u32) -> Result<PortInfo> {
         let mut attr = bindings::ib_port_attr::default();

@@ -7,11 +7,12 @@ use super::fabric::{Fabric, Pending, Reg};
 use super::gsi::GSI_QPN;
 use super::queues::{executes, SimCq, SimQp};
 use super::sa::SimSa;
+use super::vf::VfGuids;
 use crate::ib::{
     driver::{
         self, AhAttr, Cq, CqNotifier, DeviceAttr, Driver, Mr, MrKeys, MrMap, Pd, PortAttr,
-        PortImmutable, PortState, Qp, QpAttr, QpInitAttr, QpRef, QpType, RecvWr, SendWr, WcSink,
-        CORE_CAP_IB_NO_SMI, MGMT_MAD_SIZE,
+        PortImmutable, PortState, Qp, QpAttr, QpInitAttr, QpRef, QpType, RecvWr, SendWr,
+        VfGuidKind, WcSink, CORE_CAP_IB_NO_SMI, MGMT_MAD_SIZE,
     },
     sync::IrqSpinLock,
     wq::OwnedQueue,
@@ -324,6 +325,8 @@ fn translate(entry: &MrEntry, offset: u64, len: u64) -> Option<u64> {
 /// A simulated adapter: the driver data of its ib_device.
 pub(super) struct Adapter {
     shared: Arc<AdapterShared>,
+    /// What `set_vf_guid` set.
+    vf: Arc<VfGuids>,
     ports: u8,
     fabric: Arc<Fabric>,
     wq: Arc<OwnedQueue>,
@@ -408,6 +411,7 @@ impl Adapter {
         )?;
         Ok(Self {
             shared,
+            vf: Arc::pin_init(VfGuids::new(), GFP_KERNEL)?,
             ports: req.ports,
             fabric,
             wq,
@@ -420,6 +424,11 @@ impl Adapter {
 
     pub(super) fn state(&self) -> Arc<State> {
         self.shared.state.clone()
+    }
+
+    /// What `set_vf_guid` set, for the knobs.
+    pub(super) fn vf_guids(&self) -> Arc<VfGuids> {
+        self.vf.clone()
     }
 
     pub(super) fn node_guid(&self) -> u64 {
@@ -759,5 +768,15 @@ impl Driver for Adapter {
 
     fn modify_port(&self, port: u32) -> Result {
         self.check_port(port).map(|_| ())
+    }
+
+    /// As mlx5_ib's; a model whose driver has none (mlx4) refuses it as
+    /// ib_core does where the op is missing.
+    fn set_vf_guid(&self, vf: u32, port: u32, guid: u64, kind: VfGuidKind) -> Result {
+        if !self.shared.model.set_vf_guid {
+            return self.vf.refuse();
+        }
+        self.check_port(port)?;
+        self.vf.set(vf, port, guid, kind)
     }
 }

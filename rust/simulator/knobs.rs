@@ -5,6 +5,7 @@
 
 use super::adapter::{Kind, State};
 use super::sa::SimSa;
+use super::vf::VfGuids;
 use crate::ib::{debugfs, driver::Events, DirOps, File, ShowBuf};
 use crate::sim::{control, faults::CreateFaults};
 use core::{fmt::Write, sync::atomic::Ordering};
@@ -16,6 +17,7 @@ const FAIL_ATOMICS: u32 = 2;
 const COMPLETION_DELAY_MS: u32 = 3;
 const REFUSE_ATOMICS: u32 = 4;
 const ATOMICS: u32 = 5;
+const VF_GUIDS: u32 = 6;
 /// The longest completion delay, in ms: a work item sleeps that long per
 /// request, and destroying a QP waits for it.
 const MAX_DELAY_MS: u32 = 10_000;
@@ -24,10 +26,10 @@ const PORT: u32 = 10;
 /// `sa1`, `sa2`: ids `SA + n`.
 const SA: u32 = 20;
 /// The files every adapter has, before those of its ports.
-const COMMON_FILES: usize = 6;
+const COMMON_FILES: usize = 7;
 
 /// The knobs; `port2` and `sa2` last, for two-port adapters only.
-static FILES: [File<'static>; 10] = [
+static FILES: [File<'static>; 11] = [
     File {
         name: c_str!("fail_create"),
         mode: 0o600,
@@ -59,6 +61,11 @@ static FILES: [File<'static>; 10] = [
         id: ATOMICS,
     },
     File {
+        name: c_str!("vf_guids"),
+        mode: 0o600,
+        id: VF_GUIDS,
+    },
+    File {
         name: c_str!("port1"),
         mode: 0o600,
         id: PORT + 1,
@@ -84,6 +91,7 @@ static FILES: [File<'static>; 10] = [
 pub(super) struct Knobs {
     state: Arc<State>,
     sa: Arc<SimSa>,
+    vf: Arc<VfGuids>,
     events: Events,
     ports: u8,
 }
@@ -95,6 +103,7 @@ impl Knobs {
         name: &CStr,
         state: Arc<State>,
         sa: Arc<SimSa>,
+        vf: Arc<VfGuids>,
         events: Events,
         ports: u8,
     ) -> Result<debugfs::Dir<Self>> {
@@ -107,6 +116,7 @@ impl Knobs {
             Self {
                 state,
                 sa,
+                vf,
                 events,
                 ports,
             },
@@ -131,6 +141,7 @@ impl DirOps for Knobs {
             FAIL_ATOMICS => writeln!(out, "{}", s.fail_atomics.load(Ordering::Acquire)),
             REFUSE_ATOMICS => writeln!(out, "{}", s.refuse_atomics.load(Ordering::Acquire)),
             ATOMICS => writeln!(out, "{}", s.atomics.load(Ordering::Acquire)),
+            VF_GUIDS => self.vf.show(out),
             COMPLETION_DELAY_MS => {
                 writeln!(out, "{}", s.completion_delay_ms.load(Ordering::Acquire))
             }
@@ -181,6 +192,7 @@ impl DirOps for Knobs {
                 Ok(())
             }
             OBJECTS | ATOMICS => Err(EPERM),
+            VF_GUIDS => self.vf.command(data),
             _ if id > SA => {
                 self.port_index(id - SA + PORT)?;
                 self.sa.command(id - SA, data)

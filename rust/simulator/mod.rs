@@ -9,6 +9,7 @@ mod gsi;
 mod knobs;
 mod queues;
 mod sa;
+mod vf;
 
 use crate::ib::{
     bus::{BusDevice, BusOps},
@@ -87,6 +88,7 @@ impl Simulator {
         let adapter = Adapter::new(req, self.fabric.clone(), self.wq.clone())?;
         let state = adapter.state();
         let sa = adapter.sa();
+        let vf = adapter.vf_guids();
         let params = DeviceParams {
             name: &name,
             node_guid: adapter.node_guid(),
@@ -102,7 +104,7 @@ impl Simulator {
         })?;
         sa.set_events(reg.events());
         let knobs = self.debugfs.as_ref().and_then(|root| {
-            knobs::Knobs::create(root, &name, state, sa, reg.events(), req.ports)
+            knobs::Knobs::create(root, &name, state, sa, vf, reg.events(), req.ports)
                 .inspect_err(|e| pr_warn!("{}: no debugfs knobs ({:?})\n", &*name, e))
                 .ok()
         });

@@ -26,7 +26,10 @@ test_guid_tree_placement() {
 		expect_eq "$(echo "$log" | grep -c "mlxsim301: port $p: no VF GUID tree: more than 126 VFs")" 1 \
 			"127 VFs, port $p" || return 1
 	done
-	expect_eq "$(echo "$log" | grep -c 'mlxsim303: .*VF GUID\|rxe0: .*VF GUID')" 0 "lines for no VFs and RoCE"
+	# (test_failslab_add_path's failures on rxe0's add path say "no VF GUID
+	# tables (ENOMEM)" where one hit them: not lines of a decision.)
+	expect_eq "$(echo "$log" | grep -v 'no VF GUID tables (' | grep -c 'mlxsim303: .*VF GUID\|rxe0: .*VF GUID')" 0 \
+		"lines for no VFs and RoCE"
 }
 
 # files DIR FIRST LAST: the paths DIR/FIRST to DIR/LAST, in numeric order
@@ -676,4 +679,52 @@ test_guid_vfs_change() {
 	sim_del 353 || return 1
 	wait
 	[ ! -e $IB/$d ] || { echo "$d still there"; return 1; }
+}
+
+# vf_guids_of DEV_ID: what the simulated driver's set_vf_guid was told:
+# "calls C failed F refused R", then "VF PORT port GUID" lines.
+vf_guids_of() {
+	cat $SIMDBG/mlxsim$1/vf_guids
+}
+
+# vf_port_guid_is DEV_ID VF GUID: whether set_vf_guid last gave VF (from 0)
+# the port GUID GUID on port 1.
+vf_port_guid_is() {
+	vf_guids_of $1 | grep -qx "$2 1 port $3"
+}
+
+# Where the driver has set_vf_guid (mlx5's models), each VF's base GUID is
+# given to it whenever it changes (SM grants, admin values, a delete), and
+# only then; a failure is said and tried again at the VF's next change.
+# Where it has none (cx3, as mlx4), the first EOPNOTSUPP stops the calls.
+test_guid_set_vf_guid() {
+	sim_new "354 connectib 1 3" || return 1
+	d=mlxsim354 A=$IB/mlxsim354/iov/ports/1/admin_guids
+	wait_until 10 vf_port_guid_is 354 2 $(sm_guid 354 86) || { echo "VF3's base never given"; vf_guids_of 354; return 1; }
+	expect_eq "$(vf_guids_of 354 | tr '\n' ';')" \
+		"calls 3 failed 0 refused 0;0 1 port $(sm_guid 354 2);1 1 port $(sm_guid 354 44);2 1 port $(sm_guid 354 86);" \
+		"the VFs' bases from the SM" || return 1
+	echo 0x4444 >$A/44 || return 1
+	wait_until 5 vf_port_guid_is 354 1 0000000000004444 || { echo "an admin base never given"; return 1; }
+	echo 0x45 >$A/45 && wait_until 5 gid_is $d 45 0000000000000045 || return 1
+	sleep 0.3
+	expect_eq "$(vf_guids_of 354 | head -1)" "calls 4 failed 0 refused 0" "a non-base entry: no call" || return 1
+	# A failure: said; the next change of that VF gives it again.
+	echo "fail 1" >$SIMDBG/$d/vf_guids && echo 0x86 >$A/86 || return 1
+	wait_until 5 gid_is $d 86 0000000000000086 || return 1
+	wait_until 5 eval "vf_guids_of 354 | grep -q 'failed 1'" || { echo "no failed call"; return 1; }
+	vf_port_guid_is 354 2 $(sm_guid 354 86) || { echo "the failed value was kept"; return 1; }
+	dmesg | grep -q "mlxsim354: port 1: set_vf_guid of VF3 (0000000000000086) failed" ||
+		{ echo "no message for the failure"; return 1; }
+	echo 0x87 >$A/86 && wait_until 5 vf_port_guid_is 354 2 0000000000000087 || { echo "not given again"; return 1; }
+	# A deleted base: the VF's port GUID is cleared.
+	echo ffffffffffffffff >$A/44 && wait_until 5 vf_port_guid_is 354 1 0000000000000000 ||
+		{ echo "a deleted base not given"; return 1; }
+	sim_del 354
+	sim_new "355 cx3 1 3" || return 1
+	wait_until 10 gid_is mlxsim355 86 $(sm_guid 355 86) || { echo "cx3 never converged"; return 1; }
+	echo 0x4444 >$IB/mlxsim355/iov/ports/1/admin_guids/44 &&
+		wait_until 5 gid_is mlxsim355 44 0000000000004444 || return 1
+	expect_eq "$(vf_guids_of 355 | tr '\n' ';')" "calls 0 failed 0 refused 1;" "cx3: one refused call" || return 1
+	sim_del 355
 }

@@ -37,6 +37,10 @@ pub struct Model {
     /// `ib_device_attr.fw_ver`, packed as mlx4 and mlx5 do:
     /// `major << 32 | minor << 16 | subminor`.
     pub fw_ver: u64,
+    /// Whether its driver offers `set_vf_guid` (an SR-IOV VF's node and
+    /// port GUIDs, set by the PF): mlx5_ib does, mlx4_ib does not (its
+    /// VFs' GUIDs are alias GUIDs the SM grants).
+    pub set_vf_guid: bool,
 }
 
 /// Packs a firmware version as `ib_device_attr.fw_ver` holds it.
@@ -63,6 +67,7 @@ pub static MODELS: [Model; 4] = [
         masked_atomics: true,
         reply_order: ReplyOrder::Host,
         fw_ver: fw(2, 42, 5000),
+        set_vf_guid: false,
     },
     // The same capabilities as ConnectX-3, but the silicon writes atomic
     // responses big-endian whatever the host. It reports plain `hca` to
@@ -79,6 +84,7 @@ pub static MODELS: [Model; 4] = [
         masked_atomics: true,
         reply_order: ReplyOrder::BigEndian,
         fw_ver: fw(10, 16, 1200),
+        set_vf_guid: true,
     },
     // Standard atomics only, host-order replies.
     Model {
@@ -92,6 +98,7 @@ pub static MODELS: [Model; 4] = [
         masked_atomics: false,
         reply_order: ReplyOrder::Host,
         fw_ver: fw(12, 28, 2006),
+        set_vf_guid: true,
     },
     // No atomics at all: what upstream mlx5 reports for an adapter whose
     // firmware cannot reply in host order. For the API's refusals.
@@ -106,6 +113,7 @@ pub static MODELS: [Model; 4] = [
         masked_atomics: false,
         reply_order: ReplyOrder::Host,
         fw_ver: fw(14, 32, 1010),
+        set_vf_guid: true,
     },
 ];
 
@@ -228,6 +236,14 @@ mod tests {
         assert_eq!(cib.fw_ver & 0xffff, 1200);
         assert_eq!(cx4.fw_ver, (12 << 32) | (28 << 16) | 2006);
         assert_eq!(cx4lx.fw_ver, (14 << 32) | (32 << 16) | 1010);
+    }
+
+    /// mlx4_ib has no `set_vf_guid`; mlx5_ib (Connect-IB on) has.
+    #[test]
+    fn set_vf_guid_follows_the_driver() {
+        let [cx3, cib, cx4, cx4lx] = &MODELS;
+        assert!(!cx3.set_vf_guid);
+        assert!(cib.set_vf_guid && cx4.set_vf_guid && cx4lx.set_vf_guid);
     }
 
     #[test]

@@ -169,6 +169,22 @@ pub trait Driver: Send + Sync + Sized + 'static {
     fn modify_port(&self, _port: u32) -> Result {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
+
+    /// Sets the node or port GUID of SR-IOV VF `vf` (from 0) on `port`
+    /// (`ib_set_vf_guid`, process context).
+    fn set_vf_guid(&self, _vf: u32, _port: u32, _guid: u64, _kind: VfGuidKind) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+}
+
+/// Which GUID of a VF `set_vf_guid` sets (`IFLA_VF_IB_NODE_GUID`,
+/// `IFLA_VF_IB_PORT_GUID`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VfGuidKind {
+    /// The VF's node GUID.
+    Node,
+    /// The VF's port GUID.
+    Port,
 }
 
 /// The settings of a device that are not asked through an op.

@@ -15,7 +15,7 @@ use super::objects::{Ah, Cq, CqNotifier, DevObj, Mr, Pd, Qp};
 use super::types::{
     AhAttr, MrMap, QpAttr, QpInitAttr, QpState, QpType, RecvWr, RegWr, SendWr, Sge, UdWr, WcSink,
 };
-use super::Driver;
+use super::{Driver, VfGuidKind};
 use core::{ffi::c_int, marker::PhantomData};
 use kernel::{error::from_result, prelude::*, ThisModule};
 
@@ -118,6 +118,11 @@ impl<T: Driver> Adapter<T> {
             },
             modify_port: if T::HAS_MODIFY_PORT {
                 Some(Self::modify_port)
+            } else {
+                None
+            },
+            set_vf_guid: if T::HAS_SET_VF_GUID {
+                Some(Self::set_vf_guid)
             } else {
                 None
             },
@@ -761,6 +766,28 @@ impl<T: Driver> Adapter<T> {
             // SAFETY: see the module comment.
             let dev = unsafe { DevObj::<T>::from_ib(ib) };
             dev.modify_port(port)?;
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn set_vf_guid(
+        ib: *mut bindings::ib_device,
+        vf: c_int,
+        port: u32,
+        guid: u64,
+        type_: c_int,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: see the module comment.
+            let dev = unsafe { DevObj::<T>::from_ib(ib) };
+            let vf = u32::try_from(vf).map_err(|_| EINVAL)?;
+            // SAFETY: a pure C call.
+            let kind = match unsafe { bindings::mlx_ext_vf_guid_kind(type_) } {
+                0 => VfGuidKind::Node,
+                1 => VfGuidKind::Port,
+                _ => return Err(EINVAL),
+            };
+            dev.set_vf_guid(vf, port, guid, kind)?;
             Ok(0)
         })
     }
