@@ -625,7 +625,8 @@ bus_numvfs() {
 # the VFs, with every admin value, and made again with the new split, from
 # the initial tables. Errors change nothing; a switched off device gets no
 # tree from a change, and its tree comes with the switch; a change with
-# queries in flight, and one racing the device's removal, end cleanly.
+# queries in flight, one just before rmmod, and changes racing the device's
+# removal end cleanly.
 test_guid_vfs_change() {
 	sim_new "353 cx3 1 5" || return 1
 	d=mlxsim353 N=$(bus_numvfs 353) I=$IB/mlxsim353/iov S=$IB/mlxsim353/mlx_ext/vf_guid_tables
@@ -672,6 +673,17 @@ test_guid_vfs_change() {
 	echo 0 >$N || return 1
 	wait_until 5 eval "[ ! -e $I ]" || { echo "the tree outlived its VFs"; return 1; }
 	echo accept >$SIMDBG/$d/sa1
+	# A change made just before mlx_ext goes (its rebuild may still be
+	# pending, and is then cancelled): the new number's tree comes with the
+	# reload.
+	ulp_loaded=0
+	[ -e /sys/module/mlx_ext_test_ulp ] && ulp_loaded=1 && rmmod mlx_ext_test_ulp
+	echo 2 >$N && rmmod mlx_ext || return 1
+	[ ! -e $I ] || { echo "the tree outlived mlx_ext"; return 1; }
+	modprobe mlx_ext || return 1
+	[ $ulp_loaded = 0 ] || modprobe mlx_ext_test_ulp || return 1
+	expect_eq "$(split_of $d)" "2 63 63 " "split of 2 VFs after the reload" || return 1
+	echo 0 >$N || return 1
 	# Changes racing the removal of the device.
 	echo 5 >$N || return 1
 	(for i in $(seq 10); do echo 0 >$N; echo 5 >$N; done 2>/dev/null) &
