@@ -62,6 +62,19 @@ unsafe fn sges<'a>(sg_list: *const bindings::ib_sge, num_sge: c_int) -> Result<&
     Ok(unsafe { core::slice::from_raw_parts(sg_list.cast::<Sge>(), n) })
 }
 
+/// `Some(op)` if the driver implements it (`has`), else `None`: the
+/// optional entries of the ops table (`bool::then_some` would keep the fn
+/// item's own type, which does not coerce to the entry's pointer type).
+macro_rules! op_if {
+    ($has:expr, $op:expr) => {
+        if $has {
+            Some($op)
+        } else {
+            None
+        }
+    };
+}
+
 // The callbacks' safety contract is the one in the module comment: called by
 // ib_core only, for a device of `T`, with objects of `T`.
 #[allow(clippy::missing_safety_doc)]
@@ -89,43 +102,15 @@ impl<T: Driver> Adapter<T> {
             post_send: Some(Self::post_send),
             post_recv: Some(Self::post_recv),
             get_dma_mr: Some(Self::get_dma_mr),
-            alloc_mr: if T::HAS_ALLOC_MR {
-                Some(Self::alloc_mr)
-            } else {
-                None
-            },
-            map_mr_sg: if T::HAS_ALLOC_MR {
-                Some(Self::map_mr_sg)
-            } else {
-                None
-            },
+            alloc_mr: op_if!(T::HAS_ALLOC_MR, Self::alloc_mr),
+            map_mr_sg: op_if!(T::HAS_ALLOC_MR, Self::map_mr_sg),
             reg_user_mr: Some(Self::reg_user_mr),
             dereg_mr: Some(Self::dereg_mr),
-            create_ah: if T::HAS_CREATE_AH {
-                Some(Self::create_ah)
-            } else {
-                None
-            },
-            query_ah: if T::HAS_CREATE_AH {
-                Some(Self::query_ah)
-            } else {
-                None
-            },
-            destroy_ah: if T::HAS_CREATE_AH {
-                Some(Self::destroy_ah)
-            } else {
-                None
-            },
-            modify_port: if T::HAS_MODIFY_PORT {
-                Some(Self::modify_port)
-            } else {
-                None
-            },
-            set_vf_guid: if T::HAS_SET_VF_GUID {
-                Some(Self::set_vf_guid)
-            } else {
-                None
-            },
+            create_ah: op_if!(T::HAS_CREATE_AH, Self::create_ah),
+            query_ah: op_if!(T::HAS_CREATE_AH, Self::query_ah),
+            destroy_ah: op_if!(T::HAS_CREATE_AH, Self::destroy_ah),
+            modify_port: op_if!(T::HAS_MODIFY_PORT, Self::modify_port),
+            set_vf_guid: op_if!(T::HAS_SET_VF_GUID, Self::set_vf_guid),
             size_ib_ah: if T::HAS_CREATE_AH { Ah::<T>::SIZE } else { 0 },
             size_ib_pd: Pd::<T>::SIZE,
             size_ib_cq: Cq::<T>::SIZE,
