@@ -21,7 +21,11 @@ use crate::{
     report::DeviceReports,
 };
 use core::sync::atomic::{AtomicBool, Ordering};
-use kernel::{alloc::Flags, prelude::*, sync::Arc};
+use kernel::{
+    alloc::Flags,
+    prelude::*,
+    sync::{Arc, ArcBorrow},
+};
 
 /// `IB_WC_SUCCESS`.
 const WC_SUCCESS: u32 = 0;
@@ -530,10 +534,15 @@ fn errno_err(errno: i32) -> Error {
 
 impl AtomicApi for Api {
     type Client = DeviceReports;
+    type Dev = DevState;
     type Qp = ExtQp;
 
-    fn query(data: &crate::report::DeviceData) -> Caps {
-        let r = data.state().record();
+    fn device(data: &crate::report::DeviceData) -> Arc<DevState> {
+        data.state().clone()
+    }
+
+    fn query(dev: &DevState) -> Caps {
+        let r = dev.record();
         let cap = |c: AtomicCap| match c {
             AtomicCap::None => 0,
             AtomicCap::Hca => 1,
@@ -557,12 +566,7 @@ impl AtomicApi for Api {
         }
     }
 
-    fn create_qp(
-        data: &crate::report::DeviceData,
-        pd: &Pd,
-        init: &mut QpInit,
-    ) -> Result<Arc<ExtQp>> {
-        let dev = data.state().clone();
+    fn create_qp(dev: Arc<DevState>, pd: &Pd, init: &mut QpInit) -> Result<Arc<ExtQp>> {
         if !init.is_rc() {
             pr_info!(
                 "{}: mlx_ext_create_qp: only RC QPs carry atomics\n",
@@ -657,7 +661,7 @@ impl AtomicApi for Api {
         }
     }
 
-    fn post(qp: &Arc<ExtQp>, op: UlpOp, gfp: Flags) -> Result {
+    fn post(qp: ArcBorrow<'_, ExtQp>, op: UlpOp, gfp: Flags) -> Result {
         if !op.has_done() {
             return Err(EINVAL);
         }
@@ -674,7 +678,7 @@ impl AtomicApi for Api {
         };
         let state = OpState {
             ulp: op,
-            qp: qp.clone(),
+            qp: qp.into(),
             req,
             direct,
             masked,

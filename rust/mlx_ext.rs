@@ -30,24 +30,26 @@ module! {
     license: "GPL",
 }
 
+/// Dropped in field order.
 struct MlxExt {
+    /// The debugfs test interface; the module works without it. First: its
+    /// `layer_selftest` file expects the SA client below to be registered.
+    _selftest: Option<ib::debugfs::Dir<selftest::Selftest>>,
     _reports: ib::Registration<report::DeviceReports>,
     /// After the client: its devices' SA queries end before it goes.
     _sa: ib::iov::SaClient,
-    /// The debugfs test interface; the module works without it.
-    _selftest: Option<ib::debugfs::Dir<selftest::Selftest>>,
 }
 
 impl kernel::Module for MlxExt {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        let sa = ib::iov::SaClient::register()?;
         let selftest = selftest::Selftest::create()
             .inspect_err(|e| pr_warn!("no debugfs test interface ({:?})\n", e))
             .ok();
-        let sa = ib::iov::SaClient::register();
         Ok(Self {
+            _selftest: selftest,
             _reports: ib::Registration::new()?,
             _sa: sa,
-            _selftest: selftest,
         })
     }
 }

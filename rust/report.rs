@@ -125,13 +125,14 @@ impl ib::Client for DeviceReports {
             state: Arc::new(DevState::new(record, name.clone()), GFP_KERNEL)?,
             guids: guids.as_ref().map(|g| g.slot().clone()),
         };
-        let dir = Dir::new(dev, c_str!("mlx_ext"), caps, &FILES).inspect_err(|e| {
-            pr_warn!(
-                "{}: cannot create the mlx_ext directory ({:?}); the device has no report\n",
-                name,
-                e
-            )
-        })?;
+        let dir = Dir::new(dev, c_str!("mlx_ext"), caps, &FILES, crate::attr_class!())
+            .inspect_err(|e| {
+                pr_warn!(
+                    "{}: cannot create the mlx_ext directory ({:?}); the device has no report\n",
+                    name,
+                    e
+                )
+            })?;
         let r = &dir.data().state.record();
         pr_info!(
             "{}: atomic_cap {}, masked_atomic_cap {}, masked atomics {}\n",

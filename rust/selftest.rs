@@ -12,6 +12,14 @@
 //! `N`, and a read returns `N` bytes (`x`s ending in a newline) when they fit
 //! in a show ([`crate::ib::SHOW_MAX`], a page less one), else fails with
 //! `ENOSPC`.
+//!
+//! `layer_selftest` checks rules of the `ib` layer that no other path
+//! reaches; a read runs them and shows one line each:
+//! `sa_client ERRNO`: a second ib_sa client while the module's lives is
+//! refused (`-16`, `EBUSY`, expected);
+//! `irq_locks_out_of_order OFF ON`: two [`crate::ib::sync::IrqSpinLock`]s
+//! taken in turn and released outer first: interrupts are still off while
+//! the inner one is held (OFF 1), and on again after it (ON 1).
 
 use crate::{
     atomics::selftest,
@@ -28,8 +36,9 @@ const MAX_CASES: u32 = 1_000_000;
 
 const ATOMICS_SELFTEST: u32 = 0;
 const SHOW_FILL: u32 = 1;
+const LAYER_SELFTEST: u32 = 2;
 
-const FILES: [File<'static>; 2] = [
+const FILES: [File<'static>; 3] = [
     File {
         name: c_str!("atomics_selftest"),
         mode: 0o600,
@@ -39,6 +48,11 @@ const FILES: [File<'static>; 2] = [
         name: c_str!("show_fill"),
         mode: 0o600,
         id: SHOW_FILL,
+    },
+    File {
+        name: c_str!("layer_selftest"),
+        mode: 0o400,
+        id: LAYER_SELFTEST,
     },
 ];
 
@@ -85,6 +99,18 @@ impl DirOps for Selftest {
                     out.write_bytes(b"\n")?;
                 }
                 Ok(())
+            }
+            LAYER_SELFTEST => {
+                // The module's client lives while its files do (it is
+                // dropped after them): a second one must be refused.
+                let errno = match crate::ib::iov::SaClient::register() {
+                    Ok(_second) => 0,
+                    Err(e) => e.to_errno(),
+                };
+                writeln!(out, "sa_client {errno}").map_err(|_| ENOSPC)?;
+                let (off, on) = irq_locks_out_of_order()?;
+                writeln!(out, "irq_locks_out_of_order {} {}", off as u8, on as u8)
+                    .map_err(|_| ENOSPC)
             }
             _ => Err(EINVAL),
         }
@@ -134,4 +160,24 @@ fn parse_seed_count(data: &[u8]) -> Option<(u64, u32)> {
         return None;
     }
     Some((seed, count))
+}
+
+/// Takes two IRQ-safe spinlocks in turn and releases the outer one first:
+/// whether interrupts were still off with the inner one held, and on again
+/// after it. From process context with interrupts on (a debugfs read).
+fn irq_locks_out_of_order() -> Result<(bool, bool)> {
+    let outer = KBox::pin_init(
+        crate::new_irq_spinlock!((), "mlx_ext::selftest::outer"),
+        GFP_KERNEL,
+    )?;
+    let inner = KBox::pin_init(
+        crate::new_irq_spinlock!((), "mlx_ext::selftest::inner"),
+        GFP_KERNEL,
+    )?;
+    let a = outer.lock();
+    let b = inner.lock();
+    drop(a);
+    let off = crate::ib::sync::irqs_disabled();
+    drop(b);
+    Ok((off, !crate::ib::sync::irqs_disabled()))
 }

@@ -41,13 +41,19 @@ use kernel::{
     c_str, fmt, new_condvar, new_mutex,
     prelude::*,
     str::CString,
-    sync::{Arc, CondVar, Mutex},
+    sync::{Arc, CondVar, CondVarTimeoutResult, Mutex},
     time::Ktime,
 };
 
 /// The SA timeout of a GuidInfoRecord query (ib_sa resends every tenth of
 /// it), as mlx4's alias GUID code uses.
 const SA_TIMEOUT_MS: u32 = 1000;
+/// How long a teardown waits for the answers of a port's queries. ib_sa
+/// answers each within its timeout ([`SA_TIMEOUT_MS`]), a cancelled one at
+/// once: only a stuck MAD layer takes longer.
+const ANSWER_WAIT_MS: u32 = 10_000;
+/// How often a teardown whose task has a signal pending looks again.
+const SIGNALLED_POLL_MS: u32 = 10;
 
 /// How long after a port event the engine sends again: ib_sa makes the
 /// port's SM address again after the same event, from ib_wq.
@@ -352,11 +358,39 @@ impl PortGuids {
     }
 
     /// The second half, once the work item is gone: returns when every
-    /// query the port made has been answered.
+    /// query the port made has been answered, or after [`ANSWER_WAIT_MS`]
+    /// with a warning. Giving up is safe: each query's context holds an
+    /// `Arc` of the port (and so a reference to the device), ib_sa answers
+    /// every query in the end, and the module's ib_sa client waits for them
+    /// all before the module goes (`ib_sa_unregister_client`). A signal
+    /// does not cut the wait short.
     fn wait_answers(&self) {
+        let mut left = kernel::time::msecs_to_jiffies(ANSWER_WAIT_MS);
         let mut m = self.mailbox.lock();
         while m.inflight > 0 {
-            self.idle.wait(&mut m);
+            if left == 0 {
+                let n = m.inflight;
+                drop(m);
+                pr_warn!(
+                    "{}: port {}: {} SA queries unanswered after {} ms; ib_sa will end them\n",
+                    self.name,
+                    self.port,
+                    n,
+                    ANSWER_WAIT_MS
+                );
+                return;
+            }
+            left = match self.idle.wait_interruptible_timeout(&mut m, left) {
+                CondVarTimeoutResult::Timeout => 0,
+                CondVarTimeoutResult::Woken { jiffies } => jiffies,
+                CondVarTimeoutResult::Signal { jiffies } => {
+                    // Interruptible waits return at once now: sleep instead.
+                    drop(m);
+                    crate::ib::msleep(SIGNALLED_POLL_MS);
+                    m = self.mailbox.lock();
+                    jiffies.saturating_sub(kernel::time::msecs_to_jiffies(SIGNALLED_POLL_MS))
+                }
+            };
         }
     }
 }
@@ -705,7 +739,7 @@ impl DeviceIov {
             let prefix = info.map_or(DEFAULT_SUBNET_PREFIX, |i| i.subnet_prefix);
             let hw_guid = devref.port_guid(port).unwrap_or(0);
             let p = PortGuids::new(
-                devref,
+                devref.clone(),
                 name,
                 port,
                 prefix,
@@ -721,8 +755,14 @@ impl DeviceIov {
         }
         // The tree.
         let names = index_names()?;
-        let iov_dir = Dir::new(dev, c_str!("iov"), NoFiles, &[])?;
-        let ports_dir = Dir::new(&iov_dir, c_str!("ports"), NoFiles, &[])?;
+        let iov_dir = Dir::new(dev, c_str!("iov"), NoFiles, &[], crate::attr_class!())?;
+        let ports_dir = Dir::new(
+            &iov_dir,
+            c_str!("ports"),
+            NoFiles,
+            &[],
+            crate::attr_class!(),
+        )?;
         let pf_name = match sriov {
             Sriov::Sim { name, .. } | Sriov::PciPf { name, .. } => name.as_bytes(),
             Sriov::None => &[],
@@ -734,8 +774,14 @@ impl DeviceIov {
                 "{}",
                 core::str::from_utf8(buf.get(..n).unwrap_or(&[])).map_err(|_| EINVAL)?
             ))?;
-            let function = Dir::new(&iov_dir, &fname, NoFiles, &[])?;
-            let ports = Dir::new(&function, c_str!("ports"), NoFiles, &[])?;
+            let function = Dir::new(&iov_dir, &fname, NoFiles, &[], crate::attr_class!())?;
+            let ports = Dir::new(
+                &function,
+                c_str!("ports"),
+                NoFiles,
+                &[],
+                crate::attr_class!(),
+            )?;
             d.functions.push(
                 FunctionDirs {
                     ports,
@@ -748,7 +794,7 @@ impl DeviceIov {
         let gid_files = index_files(&names, PORT_GUIDS, 0o444)?;
         for p in d.ports.iter() {
             let pname = CString::try_from_fmt(fmt!("{}", p.port))?;
-            let port_dir = Dir::new(&ports_dir, &pname, NoFiles, &[])?;
+            let port_dir = Dir::new(&ports_dir, &pname, NoFiles, &[], crate::attr_class!())?;
             let admin = Dir::new(
                 &port_dir,
                 c_str!("admin_guids"),
@@ -757,6 +803,7 @@ impl DeviceIov {
                     kind: TableKind::Admin,
                 },
                 &admin_files,
+                crate::attr_class!(),
             )?;
             let gids = Dir::new(
                 &port_dir,
@@ -766,6 +813,7 @@ impl DeviceIov {
                     kind: TableKind::Gids,
                 },
                 &gid_files,
+                crate::attr_class!(),
             )?;
             let mut functions = KVec::new();
             let mut notifiers = KVec::new();
@@ -779,6 +827,7 @@ impl DeviceIov {
                         function,
                     },
                     &FUNCTION_PORT_FILES,
+                    crate::attr_class!(),
                 )?;
                 let idx_files = index_files(&names, usize::from(split.count(function)), 0o444)?;
                 let idx = Dir::new(
@@ -789,6 +838,7 @@ impl DeviceIov {
                         function,
                     },
                     &idx_files,
+                    crate::attr_class!(),
                 )?;
                 notifiers.push(
                     (fp.notifier(FILE_EVENTS), fp.notifier(FILE_STATE)),
@@ -888,12 +938,13 @@ struct SlotInner {
 impl DeviceGuids {
     /// Starts watching `dev` and makes its tables if it gets any now.
     pub fn new(dev: &Device, name: &DeviceName) -> Result<Self> {
-        let devref = DeviceRef::new(dev);
+        let devref = DeviceRef::new(dev)?;
+        let slot_dev = devref.clone();
         let kick = Kicker::new()?;
         let on = on_by_default(&parent_of(&dev.sriov()));
         let slot = Arc::pin_init(
             pin_init!(Slot {
-                dev: devref,
+                dev: slot_dev,
                 name: name.clone(),
                 kick,
                 inner <- new_mutex!(
@@ -998,7 +1049,7 @@ impl Slot {
         if !changed || tree.is_empty() {
             return Ok(());
         }
-        let t = DeviceIov::build(self.dev, name, &sriov, &tree)
+        let t = DeviceIov::build(self.dev.clone(), name, &sriov, &tree)
             .inspect_err(|e| pr_warn!("{}: no VF GUID tables ({:?})\n", name, e))?;
         inner.tables = Some(t);
         Ok(())

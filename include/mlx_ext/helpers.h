@@ -68,14 +68,17 @@ struct mlx_ext_kdir;
  * All files are made here: a directory never changes after it is created,
  * so it needs no lock. Returns the directory or an ERR_PTR (-ENOMEM also
  * when the kobject cannot be added, for instance because @name exists: the
- * kernel logs why). @ops and @priv must outlive it.
+ * kernel logs why). @ops and @priv must outlive it. @key, static, is the
+ * lockdep class of the files' active references (kernfs): one per kind of
+ * directory, as the driver core has one per static attribute.
  */
 struct mlx_ext_kdir *mlx_ext_kdir_create(struct kobject *parent,
 					 const char *name,
 					 const struct mlx_ext_file_ops *ops,
 					 void *priv,
 					 const struct mlx_ext_file *files,
-					 unsigned int nfiles);
+					 unsigned int nfiles,
+					 struct lock_class_key *key);
 
 /**
  * mlx_ext_kdir_kobj - the kobject of @dir, to nest another directory in it
@@ -164,9 +167,10 @@ void mlx_ext_vf_watch_unregister(struct mlx_ext_vf_watch *w);
 bool mlx_ext_sm_guid_assign(void);
 
 /**
- * mlx_ext_sa_register - register mlx_ext.ko's ib_sa client (module init)
+ * mlx_ext_sa_register - register mlx_ext.ko's ib_sa client (module init);
+ * -EBUSY if it is registered already (it is one static client)
  */
-void mlx_ext_sa_register(void);
+int mlx_ext_sa_register(void);
 
 /**
  * mlx_ext_sa_unregister - unregister it (module exit, after every device's
@@ -266,19 +270,40 @@ void mlx_ext_ah_attr_write(struct rdma_ah_attr *attr,
 struct ib_device *mlx_ext_ah_device(const struct ib_ah *ah);
 
 /**
- * mlx_ext_spin_lock_irqsave - spin_lock_irqsave(@lock), returning the flags
+ * mlx_ext_spin_lock_irq_nested - spin_lock(@lock) with interrupts off; they
+ * come back on when the last lock taken this way on the CPU is released,
+ * in any order (rust/ib/sync.rs, IrqSpinLock)
  */
-unsigned long mlx_ext_spin_lock_irqsave(spinlock_t *lock);
+void mlx_ext_spin_lock_irq_nested(spinlock_t *lock);
 
 /**
- * mlx_ext_spin_unlock_irqrestore - spin_unlock_irqrestore(@lock, @flags)
+ * mlx_ext_spin_unlock_irq_nested - release @lock, taken by
+ * mlx_ext_spin_lock_irq_nested()
  */
-void mlx_ext_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
+void mlx_ext_spin_unlock_irq_nested(spinlock_t *lock);
+
+/** mlx_ext_irqs_disabled - irqs_disabled() */
+bool mlx_ext_irqs_disabled(void);
 
 /*
  * The client side of verbs, for mlx_ext's ULP API (rust/ib/ulp.rs): the
  * static inline wrappers of include/rdma/ib_verbs.h.
  */
+
+/** mlx_ext_rcu_read_lock - rcu_read_lock() */
+void mlx_ext_rcu_read_lock(void);
+
+/** mlx_ext_rcu_read_unlock - rcu_read_unlock() */
+void mlx_ext_rcu_read_unlock(void);
+
+/** mlx_ext_ib_device_try_get - ib_device_try_get() */
+bool mlx_ext_ib_device_try_get(struct ib_device *dev);
+
+/**
+ * mlx_ext_ib_device_get - another reference to @dev, on which the caller
+ * holds one (ib_device_try_get(), which cannot fail then)
+ */
+void mlx_ext_ib_device_get(struct ib_device *dev);
 
 /** mlx_ext_ib_get_client_data - ib_get_client_data() */
 void *mlx_ext_ib_get_client_data(struct ib_device *dev, struct ib_client *client);
@@ -330,7 +355,8 @@ struct mlx_ext_simbus_ops {
 
 /**
  * mlx_ext_simbus_register - register the bus "mlx_ext_sim"; @ops are called
- * with @priv, which must outlive the registration
+ * with @priv, which must outlive the registration. -EBUSY if the bus is
+ * registered already (it is one static bus_type).
  */
 int mlx_ext_simbus_register(const struct mlx_ext_simbus_ops *ops, void *priv);
 

@@ -10,12 +10,25 @@
  * only where a zeroed value means "as before". A ULP can check
  * mlx_ext_api_version() at run time.
  *
- * Contexts: mlx_ext_query_caps() and mlx_ext_post_atomic() may be called
- * from any context ib_post_send() may (with a gfp_t that suits it);
- * mlx_ext_create_qp(), mlx_ext_destroy_qp() and mlx_ext_atomic() sleep.
- * Every call on a device must come from a ULP that is an ib_client, between
- * its add and remove callbacks for that device (mlx_ext's own per-device
- * state lives from before the former until after the latter).
+ * Contexts (each function's kernel-doc says it again; the table is in
+ * Documentation/ulp-api.rst, "Contexts and lifetimes"):
+ *   mlx_ext_api_version(), mlx_ext_query_caps(), mlx_ext_qp_ib(): any.
+ *   mlx_ext_post_atomic(): any context ib_post_send() may be called from,
+ *     with a gfp_t that suits it (GFP_ATOMIC where it cannot sleep).
+ *   mlx_ext_create_qp(), mlx_ext_destroy_qp(): process context; sleep.
+ *   mlx_ext_atomic(): process context; sleeps, killable. Never from the
+ *     send CQ's own completion context (-EDEADLK).
+ *   mlx_ext_(un)register_guid_notifier(): process context; sleep.
+ *   Callbacks: @done of struct mlx_ext_atomic runs in the send CQ's
+ *     completion context (softirq for IB_POLL_SOFTIRQ, the CQ's work item
+ *     for IB_POLL_WORKQUEUE and IB_POLL_UNBOUND_WORKQUEUE) and must not
+ *     sleep; GUID notifiers run in process context (a work item).
+ *
+ * Devices: pass a device the ULP holds (between its ib_client's add and
+ * remove, or with a reference such as rdma_cm's on a cm_id's device). A
+ * call that races mlx_ext's own removal of the device sees its record whole
+ * or gets -ENODEV: an rdma_cm user, told of a removal after mlx_ext's
+ * remove, needs nothing more.
  */
 #ifndef _MLX_EXT_MLX_EXT_H
 #define _MLX_EXT_MLX_EXT_H
@@ -32,7 +45,7 @@
 
 /**
  * mlx_ext_api_version - the MLX_EXT_API_VERSION the loaded mlx_ext was
- * built with
+ * built with. Context: any.
  */
 u32 mlx_ext_api_version(void);
 
@@ -88,8 +101,10 @@ struct mlx_ext_caps {
 /**
  * mlx_ext_query_caps - fill @caps with @dev's record
  *
+ * Context: any; does not sleep.
  * Returns 0, -EINVAL for a NULL @caps, or -ENODEV if mlx_ext has no record
- * of @dev (it failed to add it, which it logged).
+ * of @dev (it failed to add it, which it logged, or its removal of @dev has
+ * begun).
  */
 int mlx_ext_query_caps(struct ib_device *dev, struct mlx_ext_caps *caps);
 
@@ -104,6 +119,7 @@ struct mlx_ext_qp;
  *        most one posted at a time. mlx_ext adds the room its drain needs
  *        at destroy itself (and leaves it out of what it writes back).
  *
+ * Context: process context; sleeps.
  * As ib_create_qp() does, it writes the capabilities granted back into
  * @attr->cap. The returned QP owns its struct ib_qp: use mlx_ext_qp_ib() to modify it and
  * to post your own work requests, never ib_destroy_qp(). Returns an ERR_PTR:
@@ -116,7 +132,7 @@ struct mlx_ext_qp *mlx_ext_create_qp(struct ib_pd *pd,
 				     struct ib_qp_init_attr *attr);
 
 /**
- * mlx_ext_qp_ib - the struct ib_qp of @qp
+ * mlx_ext_qp_ib - the struct ib_qp of @qp. Context: any.
  */
 struct ib_qp *mlx_ext_qp_ib(struct mlx_ext_qp *qp);
 
@@ -126,7 +142,7 @@ struct ib_qp *mlx_ext_qp_ib(struct mlx_ext_qp *qp);
  * Every mlx_ext operation still pending completes first, with -ECANCELED
  * (flushed) or -ESHUTDOWN (an emulated operation stopped between two of its
  * work requests); so do your own work requests (flushed). Afterwards no
- * callback runs for @qp. Sleeps.
+ * callback runs for @qp. Context: process context; sleeps.
  *
  * As for ib_drain_qp(): no other thread may post on @qp (through mlx_ext or
  * not) once this is called; posting from the QP's own completion callbacks
@@ -216,6 +232,8 @@ struct mlx_ext_atomic {
  * @gfp: for mlx_ext's own state of the operation (GFP_ATOMIC where the
  *       caller cannot sleep)
  *
+ * Context: any context ib_post_send() may be called from, @op->done of
+ * this QP's operations included (with a @gfp that suits it).
  * Returns 0, or a negative errno and @op->done is not called: -EINVAL (a
  * bad opcode or size, a misaligned address, no @done), -EOPNOTSUPP (4-byte
  * operands; masked atomics unavailable on the device, or standard ones not
@@ -236,11 +254,17 @@ int mlx_ext_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 			gfp_t gfp);
 
 /**
- * mlx_ext_atomic - carry @op out on @qp and wait for it; sleeps
+ * mlx_ext_atomic - carry @op out on @qp and wait for it
  *
- * @op->done and @op->context are mlx_ext's for the call. Returns
- * @op->status (or mlx_ext_post_atomic()'s error); the response is in
- * @op->response.
+ * Context: process context; sleeps (killable). It posts a copy of @op and
+ * waits for it, then fills @op's results (@op->done and @op->context are
+ * ignored). Returns @op->status, mlx_ext_post_atomic()'s error, -ENOMEM,
+ * -EINTR when a fatal signal ended the wait (the operation goes on: its
+ * outcome is unknown, and @op is not written), or -EDEADLK (with a one-time
+ * warning) where the wait could never end: in interrupt context, or in the
+ * completion work item of @qp's own send CQ (IB_POLL_WORKQUEUE), which
+ * would have to deliver the completion it waits for. Use
+ * mlx_ext_post_atomic() there.
  */
 int mlx_ext_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op);
 

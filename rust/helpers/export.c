@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The exported ULP API of include/mlx_ext/mlx_ext.h. mlx_ext_atomic() and
- * the gfp_t step of mlx_ext_post_atomic() are here; the rest is defined in Rust (rust/ib/ulp.rs, export_atomic_api!)
+ * the gfp_t step of mlx_ext_post_atomic() are here; the rest is defined in
+ * Rust (rust/ib/ulp.rs, export_atomic_api!)
  * and only exported here, as the kernel's own rust/exports.c does; the
  * prototypes the header gives are the ones the Rust side implements.
  */
@@ -10,8 +11,13 @@
 #include <linux/export.h>
 #include <linux/gfp.h>
 #include <linux/notifier.h>
-#include <mlx_ext/helpers.h>
+#include <linux/preempt.h>
+#include <linux/printk.h>
+#include <linux/refcount.h>
 #include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <mlx_ext/helpers.h>
 #include <mlx_ext/mlx_ext.h>
 
 EXPORT_SYMBOL_GPL(mlx_ext_api_version);
@@ -51,25 +57,97 @@ int mlx_ext_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 }
 EXPORT_SYMBOL_GPL(mlx_ext_post_atomic);
 
+/*
+ * mlx_ext_atomic(): the operation posted is a copy, with its completion, in
+ * memory the caller's return does not free: a waiter killed by a fatal
+ * signal returns at once, and the operation ends later by itself (it cannot
+ * be called back once posted). Two references: the waiter's, and the
+ * callback's.
+ */
+struct mlx_ext_sync_op {
+	struct mlx_ext_atomic op;
+	struct completion done;
+	refcount_t ref;
+};
+
+static void mlx_ext_sync_put(struct mlx_ext_sync_op *s)
+{
+	if (refcount_dec_and_test(&s->ref))
+		kfree(s);
+}
+
+/* Any context: the send CQ's. */
 static void mlx_ext_atomic_done(struct mlx_ext_atomic *op)
 {
-	complete(op->context);
+	struct mlx_ext_sync_op *s = container_of(op, struct mlx_ext_sync_op, op);
+
+	complete(&s->done);
+	mlx_ext_sync_put(s);
+}
+
+/*
+ * Whether waiting here for a completion of @qp could never end: in
+ * interrupt context (an IB_POLL_SOFTIRQ CQ's handler, among others), and
+ * in the work item of @qp's own send CQ (IB_POLL_WORKQUEUE and
+ * IB_POLL_UNBOUND_WORKQUEUE run one work item per CQ, cq->work, which is not
+ * reentrant: the completion waited for is delivered by the very work item
+ * that would wait; drivers/infiniband/core/cq.c).
+ */
+static const char *mlx_ext_atomic_deadlock(struct mlx_ext_qp *qp)
+{
+	struct ib_cq *cq = mlx_ext_qp_ib(qp)->send_cq;
+
+	if (!in_task())
+		return "interrupt context";
+	if ((cq->poll_ctx == IB_POLL_WORKQUEUE ||
+	     cq->poll_ctx == IB_POLL_UNBOUND_WORKQUEUE) &&
+	    current_work() == &cq->work)
+		return "its own send CQ's completion work item";
+	return NULL;
 }
 
 int mlx_ext_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op)
 {
-	DECLARE_COMPLETION_ONSTACK(done);
+	struct mlx_ext_sync_op *s;
+	const char *why;
 	int ret;
 
+	if (!qp || !op)
+		return -EINVAL;
+	why = mlx_ext_atomic_deadlock(qp);
+	if (why) {
+		pr_warn_once("mlx_ext: mlx_ext_atomic() called from %s, where waiting for the operation would never end: refused with -EDEADLK (use mlx_ext_post_atomic())\n",
+			     why);
+		return -EDEADLK;
+	}
 	might_sleep();
-	op->done = mlx_ext_atomic_done;
-	op->context = &done;
-	ret = mlx_ext_post_atomic(qp, op, GFP_KERNEL);
-	if (ret)
+	s = kmalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	s->op = *op;
+	s->op.done = mlx_ext_atomic_done;
+	s->op.context = NULL;
+	init_completion(&s->done);
+	refcount_set(&s->ref, 2);
+	ret = mlx_ext_post_atomic(qp, &s->op, GFP_KERNEL);
+	if (ret) {
+		kfree(s);
 		return ret;
+	}
 	/* Always comes: a completion, a flush, or mlx_ext_destroy_qp(). */
-	wait_for_completion(&done);
-	return op->status;
+	if (wait_for_completion_killable(&s->done)) {
+		/* The operation goes on: its outcome is unknown. */
+		mlx_ext_sync_put(s);
+		return -EINTR;
+	}
+	op->status = s->op.status;
+	op->wc_status = s->op.wc_status;
+	op->response = s->op.response;
+	op->raw_response = s->op.raw_response;
+	op->attempts = s->op.attempts;
+	ret = s->op.status;
+	mlx_ext_sync_put(s);
+	return ret;
 }
 EXPORT_SYMBOL_GPL(mlx_ext_atomic);
 

@@ -4,6 +4,8 @@
 #include <linux/device.h>
 #include <linux/if_link.h>
 #include <linux/pci.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
 #include <linux/string.h>
 #include <mlx_ext/helpers.h>
 #include <mlx_ext/sim.h>
@@ -51,17 +53,40 @@ struct ib_device *mlx_ext_ah_device(const struct ib_ah *ah)
 	return ah->device;
 }
 
-unsigned long mlx_ext_spin_lock_irqsave(spinlock_t *lock)
+/*
+ * IrqSpinLock (rust/ib/sync.rs): interrupts go off with the first such lock
+ * a CPU takes and come back on with the last one it releases, whatever the
+ * order its guards are dropped in (Rust guards are values: nothing makes
+ * them LIFO, and spin_unlock_irqrestore() of the outer one first would turn
+ * interrupts on while the inner one is held). The depth and the state to
+ * restore are per CPU: interrupts are off while the depth is not zero, so
+ * the task stays on the CPU. They are per module (this file is built into
+ * each): a lock of the other module taken inside one of ours is a driver
+ * call's, released before the call returns.
+ */
+static DEFINE_PER_CPU(unsigned int, irq_lock_depth);
+static DEFINE_PER_CPU(unsigned long, irq_lock_flags);
+
+void mlx_ext_spin_lock_irq_nested(spinlock_t *lock)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(lock, flags);
-	return flags;
+	local_irq_save(flags);
+	if (__this_cpu_inc_return(irq_lock_depth) == 1)
+		__this_cpu_write(irq_lock_flags, flags);
+	spin_lock(lock);
 }
 
-void mlx_ext_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
+void mlx_ext_spin_unlock_irq_nested(spinlock_t *lock)
 {
-	spin_unlock_irqrestore(lock, flags);
+	spin_unlock(lock);
+	if (__this_cpu_dec_return(irq_lock_depth) == 0)
+		local_irq_restore(__this_cpu_read(irq_lock_flags));
+}
+
+bool mlx_ext_irqs_disabled(void)
+{
+	return irqs_disabled();
 }
 
 /*
@@ -73,6 +98,27 @@ void mlx_ext_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
 #endif
 
 /* The client side: what mlx_ext's ULP API (rust/ib/ulp.rs) calls. */
+
+void mlx_ext_rcu_read_lock(void)
+{
+	rcu_read_lock();
+}
+
+void mlx_ext_rcu_read_unlock(void)
+{
+	rcu_read_unlock();
+}
+
+bool mlx_ext_ib_device_try_get(struct ib_device *dev)
+{
+	return ib_device_try_get(dev);
+}
+
+void mlx_ext_ib_device_get(struct ib_device *dev)
+{
+	/* The caller holds a reference: the count is not zero. */
+	WARN_ON_ONCE(!ib_device_try_get(dev));
+}
 
 void *mlx_ext_ib_get_client_data(struct ib_device *dev, struct ib_client *client)
 {

@@ -10,6 +10,7 @@
 #include <linux/if_link.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/notifier.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
@@ -138,20 +139,36 @@ void mlx_ext_events_unregister(struct mlx_ext_events *ev)
 	kfree(ev);
 }
 
-/* mlx_ext's one ib_sa client: its queries, counted, hold the module. */
+/* mlx_ext's one ib_sa client: its queries, counted, hold the module. A
+ * second registration of the static client (which would reset the count of
+ * the first's queries) fails instead.
+ */
 static struct ib_sa_client sa_client;
 static bool sa_registered;
+static DEFINE_MUTEX(sa_lock);
 
-void mlx_ext_sa_register(void)
+int mlx_ext_sa_register(void)
 {
-	ib_sa_register_client(&sa_client);
-	WRITE_ONCE(sa_registered, true);
+	int ret = -EBUSY;
+
+	mutex_lock(&sa_lock);
+	if (!sa_registered) {
+		ib_sa_register_client(&sa_client);
+		WRITE_ONCE(sa_registered, true);
+		ret = 0;
+	}
+	mutex_unlock(&sa_lock);
+	return ret;
 }
 
 void mlx_ext_sa_unregister(void)
 {
-	WRITE_ONCE(sa_registered, false);
-	ib_sa_unregister_client(&sa_client);
+	mutex_lock(&sa_lock);
+	if (!WARN_ON_ONCE(!sa_registered)) {
+		WRITE_ONCE(sa_registered, false);
+		ib_sa_unregister_client(&sa_client);
+	}
+	mutex_unlock(&sa_lock);
 }
 
 struct ib_sa_client *mlx_ext_sa_client(void)

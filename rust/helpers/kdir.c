@@ -66,7 +66,8 @@ struct mlx_ext_kdir *mlx_ext_kdir_create(struct kobject *parent,
 					 const struct mlx_ext_file_ops *ops,
 					 void *priv,
 					 const struct mlx_ext_file *files,
-					 unsigned int nfiles)
+					 unsigned int nfiles,
+					 struct lock_class_key *key)
 {
 	struct mlx_ext_kdir *dir;
 	unsigned int i;
@@ -86,8 +87,15 @@ struct mlx_ext_kdir *mlx_ext_kdir_create(struct kobject *parent,
 			kdir_free(dir);
 			return ERR_PTR(-ENOMEM);
 		}
-		/* A dynamically allocated attribute needs its lockdep key. */
-		sysfs_attr_init(&a->kattr.attr);
+		/*
+		 * A dynamically allocated attribute needs a static lockdep key:
+		 * the caller's, one per kind of directory. (sysfs_attr_init()
+		 * here would give every file of the module one class, and a
+		 * store removing other files would read as recursion.)
+		 */
+#ifdef CONFIG_DEBUG_LOCK_ALLOC
+		a->kattr.attr.key = key;
+#endif
 		a->kattr.attr.mode = files[i].mode;
 		a->kattr.show = kattr_show;
 		a->kattr.store = kattr_store;

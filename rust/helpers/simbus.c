@@ -57,21 +57,36 @@ static const struct bus_type simbus = {
 	.bus_groups = simbus_groups,
 };
 
+/* The bus is a singleton (one static bus_type): a second registration,
+ * which would corrupt the first, fails instead.
+ */
+static atomic_t simbus_registered = ATOMIC_INIT(0);
+
 int mlx_ext_simbus_register(const struct mlx_ext_simbus_ops *ops, void *priv)
 {
+	int ret;
+
+	if (atomic_cmpxchg(&simbus_registered, 0, 1) != 0)
+		return -EBUSY;
 	simbus_ops = ops;
 	simbus_priv = priv;
-	return bus_register(&simbus);
+	ret = bus_register(&simbus);
+	if (ret)
+		atomic_set(&simbus_registered, 0);
+	return ret;
 }
 
 void mlx_ext_simbus_unregister(void)
 {
+	if (WARN_ON_ONCE(!atomic_read(&simbus_registered)))
+		return;
 	bus_unregister(&simbus);
 	/* A reference held elsewhere would keep us here: say so. */
 	while (!wait_event_timeout(simbus_released,
 				   atomic_read(&simbus_live) == 0, 10 * HZ))
 		pr_warn("mlx_ext_sim: waiting for the release of %d device(s)\n",
 			atomic_read(&simbus_live));
+	atomic_set(&simbus_registered, 0);
 }
 
 /* A bus device and what it tells mlx_ext (include/mlx_ext/sim.h). */

@@ -24,4 +24,7 @@ type __kernel_size_t = usize;
 type __kernel_ssize_t = isize;
 type __kernel_ptrdiff_t = isize;
 
+// Blocklisted (its anonymous members do not translate): the kernel crate's.
+pub(crate) use kernel::bindings::lock_class_key;
+
 include!("bindings_generated.rs");

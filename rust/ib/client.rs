@@ -14,7 +14,7 @@ use kernel::{
     error::{from_result, to_result},
     prelude::*,
     str::CStr,
-    types::Opaque,
+    types::{ForeignOwnable, Opaque},
 };
 
 /// What an ib_core client does for each device.
@@ -182,7 +182,7 @@ unsafe extern "C" fn add_callback<T: Client>(raw: *mut bindings::ib_device) -> k
             bindings::ib_set_client_data(
                 dev.as_raw(),
                 T::vtable().as_raw(),
-                KBox::into_raw(slot).cast(),
+                slot.into_foreign().cast_mut(),
             )
         };
         Ok(0)
@@ -209,7 +209,7 @@ unsafe extern "C" fn rename_callback<T: Client>(
     // SAFETY: a non-null `client_data` is the `Slot<T>` `add_callback`
     // stored; it is freed only by `remove_callback`, which cannot run now
     // (see above).
-    let slot = unsafe { &*client_data.cast::<Slot<T>>() };
+    let slot = unsafe { KBox::<Slot<T>>::borrow(client_data) };
     // SAFETY: `ib_device_rename` calls `rename` with `devices_rwsem` held for
     // reading, after it changed the name.
     unsafe { slot.name.refresh(dev) };
@@ -233,33 +233,54 @@ unsafe extern "C" fn remove_callback<T: Client>(
     // reference `add_client_context` took keeps it valid while `remove`
     // runs, even though it may already be unregistered.
     let dev = unsafe { Device::from_raw(raw) };
+    // Callers of `with_data_of` (ULPs of the API, which ib_core may tell of
+    // the removal only after this returns) must not find the data from now
+    // on: clear ib_core's slot (ib_core erases it itself only after
+    // `remove` returns), then wait for those that found it already.
+    // SAFETY: `dev` is valid and `T`'s vtable registered (ib_core calls
+    // `remove` before it unregisters a client).
+    unsafe {
+        bindings::ib_set_client_data(dev.as_raw(), T::vtable().as_raw(), core::ptr::null_mut())
+    };
+    super::sync::synchronize_rcu();
     // SAFETY: a non-null `client_data` is the pointer `add_callback` stored
-    // with `KBox::into_raw`; ib_core passes it to `remove` exactly once, after
-    // the last `rename` returned; none starts after it.
-    let slot = unsafe { KBox::from_raw(client_data.cast::<Slot<T>>()) };
+    // with `into_foreign`; ib_core passes it to `remove` exactly once, after
+    // the last `rename` returned; none starts after it, and no reader of
+    // `with_data_of` holds it any more (the grace period above).
+    let slot = unsafe { KBox::<Slot<T>>::from_foreign(client_data) };
     T::remove(dev, &slot.data, &slot.name);
     drop(slot);
 }
 
-/// The data client `T` keeps for `dev`, if its `add` succeeded.
-#[cfg(not(mlx_ext_provider))]
+/// Runs `f` on the data client `T` keeps for `dev`, if it has some: between
+/// the end of `T`'s `add` and the start of its `remove`.
+///
+/// The lookup and `f` run in an RCU read-side critical section, and
+/// `remove_callback` takes the data out of ib_core's slot and waits for a
+/// grace period before it tears the data down: a caller racing the removal
+/// sees the data whole or not at all, whether or not it is an ib_client
+/// nested in `T`'s add..remove window.
 ///
 /// # Safety
 ///
-/// The caller knows that `T`'s `remove` for `dev` cannot run before the
-/// returned reference is last used (for instance: it runs inside another
-/// client's add..remove window for `dev`, and that client registered after
-/// `T`), and that `dev` is valid.
-pub(super) unsafe fn data_of<'a, T: Client>(
+/// `dev` is valid for the call (the caller holds the device), and `f` does
+/// not sleep.
+#[cfg(not(mlx_ext_provider))]
+pub(super) unsafe fn with_data_of<T: Client, R>(
     dev: *mut bindings::ib_device,
-) -> Option<&'a T::DeviceData> {
+    f: impl FnOnce(&T::DeviceData) -> R,
+) -> Option<R> {
     if !T::vtable().registered.load(Ordering::Acquire) {
         return None;
     }
-    // SAFETY: `dev` is valid and the vtable registered (checked above);
-    // the helper is an `xa_load` of the client's slot.
+    let _rcu = super::sync::rcu_read_lock();
+    // SAFETY: `dev` is valid (the caller's contract) and the vtable
+    // registered (checked above; unregistering removes every device's data
+    // first, which the grace period below covers); the helper is an
+    // `xa_load` of the client's slot.
     let slot = unsafe { bindings::mlx_ext_ib_get_client_data(dev, T::vtable().as_raw()) };
-    // SAFETY: a non-null slot is the `Slot<T>` `add_callback` stored, freed
-    // only by `remove_callback`, which by the caller's contract comes later.
-    (!slot.is_null()).then(|| unsafe { &(*slot.cast::<Slot<T>>()).data })
+    // SAFETY: a non-null slot is the `Slot<T>` `add_callback` stored;
+    // `remove_callback` clears the slot and waits for a grace period before
+    // it frees it, and this reader is in a read-side critical section.
+    (!slot.is_null()).then(|| f(&unsafe { KBox::<Slot<T>>::borrow(slot) }.data))
 }

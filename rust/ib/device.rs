@@ -4,16 +4,11 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 
-use super::bindings;
+use super::{bindings, sync::IrqSpinLock};
 use crate::caps::AtomicCap;
+use crate::new_irq_spinlock;
 use core::fmt::{self, Write as _};
-use kernel::{
-    init::InPlaceInit,
-    new_spinlock,
-    prelude::*,
-    sync::{Arc, SpinLock},
-    types::Opaque,
-};
+use kernel::{init::InPlaceInit, prelude::*, sync::Arc, types::Opaque};
 
 /// An RDMA device registered with ib_core (`struct ib_device`).
 ///
@@ -266,8 +261,17 @@ impl fmt::Display for Name {
 /// copy for each device a client has, made in `add` and refreshed in
 /// `rename` (both run under `devices_rwsem`), and hands out clones of this
 /// handle. Cheap to clone; [`DeviceName::get`] copies the current value.
+///
+/// # Context
+///
+/// Any: [`DeviceName::get`] and formatting may be used from process,
+/// softirq or hardirq context (a completion handler logging a driver's
+/// refusal, say). The copy is guarded by a spinlock taken with interrupts
+/// disabled, held for the 64-byte copy only; `rename` (process context,
+/// under `devices_rwsem`) takes it the same way, so a reader in an
+/// interrupt on the CPU that holds it cannot deadlock.
 #[derive(Clone)]
-pub struct DeviceName(Arc<SpinLock<Name>>);
+pub struct DeviceName(Arc<IrqSpinLock<Name>>);
 
 impl DeviceName {
     /// Makes the handle of `dev`'s name.
@@ -279,7 +283,7 @@ impl DeviceName {
         // SAFETY: the caller holds `devices_rwsem`.
         let name = unsafe { dev.name_locked() };
         Ok(Self(Arc::pin_init(
-            new_spinlock!(name, "mlx_ext::ib::DeviceName"),
+            new_irq_spinlock!(name, "mlx_ext::ib::DeviceName"),
             GFP_KERNEL,
         )?))
     }

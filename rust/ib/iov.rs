@@ -16,8 +16,8 @@
 
 use super::{bindings, sync::IrqSpinLock, Device};
 use crate::new_irq_spinlock;
-use core::{ffi::c_void, ptr::NonNull};
-use kernel::{prelude::*, sync::Arc};
+use core::{ffi::c_void, marker::PhantomData, ptr::NonNull};
+use kernel::{prelude::*, sync::Arc, types::ForeignOwnable};
 
 /// The module parameter `sm_guid_assign` (`rust/helpers/iov.c`).
 pub fn sm_guid_assign() -> bool {
@@ -25,23 +25,45 @@ pub fn sm_guid_assign() -> bool {
     unsafe { bindings::mlx_ext_sm_guid_assign() }
 }
 
-/// A device a client holds from its `add` to its `remove`: what the objects
-/// of this module keep to call ib_core about it later.
+/// A counted reference to a device (`ib_device_try_get`/`ib_device_put`):
+/// what the objects of this module keep to call ib_core about it later.
+///
+/// Not `Copy`: each handle is one reference, given back on drop, and
+/// `Clone` takes another. ib_core's unregistration waits for the count to
+/// reach zero after its clients' `remove` (`disable_device` in
+/// `drivers/infiniband/core/device.c`), so a handle kept past `remove` by
+/// mistake holds the unregistration up (a hang that says where it is),
+/// never lets the device be freed under it.
 ///
 /// # Invariants
 ///
-/// `raw` is a device ib_core passed to a client's `add`; the client keeps
-/// this handle (and every object made from it) in its device data, which is
-/// dropped in `remove`, before ib_core lets the device go.
-#[derive(Clone, Copy)]
+/// `raw` is a device on which this handle holds one registration reference.
 pub struct DeviceRef {
     raw: NonNull<bindings::ib_device>,
 }
 
-// SAFETY: ib_core's calls on a device may come from any thread.
+// SAFETY: ib_core's calls on a device, `ib_device_put` included, may come
+// from any thread.
 unsafe impl Send for DeviceRef {}
 // SAFETY: as above.
 unsafe impl Sync for DeviceRef {}
+
+impl Clone for DeviceRef {
+    fn clone(&self) -> Self {
+        // SAFETY: `raw` is valid and its count is not zero: this handle
+        // holds a reference (invariant).
+        unsafe { bindings::mlx_ext_ib_device_get(self.raw.as_ptr()) };
+        // INVARIANT: the reference was taken above.
+        Self { raw: self.raw }
+    }
+}
+
+impl Drop for DeviceRef {
+    fn drop(&mut self) {
+        // SAFETY: gives back the reference this handle holds (invariant).
+        unsafe { bindings::ib_device_put(self.raw.as_ptr()) };
+    }
+}
 
 /// What [`DeviceRef::port_info`] tells of a port.
 #[derive(Clone, Copy, Debug)]
@@ -55,34 +77,44 @@ pub struct PortInfo {
 }
 
 impl DeviceRef {
-    /// A handle on `dev` for a client's device data (see the invariants).
-    pub fn new(dev: &Device) -> Self {
-        // INVARIANT: `dev` is a device ib_core passed to a client callback;
-        // the caller keeps the handle in its device data.
-        Self {
-            // `Opaque::get` is never null.
-            raw: NonNull::new(dev.as_raw()).unwrap_or(NonNull::dangling()),
+    /// A reference to `dev`; `ENODEV` if it is being unregistered (its
+    /// count is zero). From a client's `add` or `remove`, where ib_core
+    /// holds one, it cannot fail.
+    pub fn new(dev: &Device) -> Result<Self> {
+        // SAFETY: `dev` is valid (its type's invariant).
+        if !unsafe { bindings::mlx_ext_ib_device_try_get(dev.as_raw()) } {
+            return Err(ENODEV);
         }
+        // INVARIANT: the reference was taken above; `Opaque::get` is never
+        // null.
+        Ok(Self {
+            raw: NonNull::new(dev.as_raw()).ok_or(ENODEV)?,
+        })
     }
 
     /// The device, for as long as the handle is borrowed.
     pub fn device(&self) -> &Device {
-        // SAFETY: the device is valid while the client's device data, which
-        // holds this handle, lives (invariant); `Device` is a transparent
-        // wrapper of `ib_device`.
+        // SAFETY: the device is valid while this handle holds its
+        // reference (invariant); `Device` is a transparent wrapper of
+        // `ib_device`.
         unsafe { Device::from_raw(self.raw.as_ptr()) }
     }
 
     /// The GUID of `port`: the lower half of its GID 0 (`rdma_query_gid`).
     pub fn port_guid(&self, port: u32) -> Result<u64> {
-        let mut gid = [0u8; 16];
-        // SAFETY: the device is valid (invariant); `union ib_gid` is 16
-        // bytes, written into `gid`.
+        // A real `union ib_gid` (8-byte aligned: C reads its `global`
+        // halves as `__be64`), not a byte array standing in for it.
+        let mut gid = core::mem::MaybeUninit::<bindings::ib_gid>::zeroed();
+        // SAFETY: the device is valid (invariant); `rdma_query_gid` fills
+        // the union on success.
         kernel::error::to_result(unsafe {
-            bindings::rdma_query_gid(self.raw.as_ptr(), port, 0, gid.as_mut_ptr().cast())
+            bindings::rdma_query_gid(self.raw.as_ptr(), port, 0, gid.as_mut_ptr())
         })?;
+        // SAFETY: zeroed, then filled: 16 initialised bytes, which any
+        // `[u8; 16]` is (the union's `raw` member, size checked in ops.rs).
+        let raw: [u8; 16] = unsafe { core::mem::transmute(gid.assume_init()) };
         let mut guid = [0u8; 8];
-        guid.copy_from_slice(gid.get(8..).ok_or(EINVAL)?);
+        guid.copy_from_slice(raw.get(8..).ok_or(EINVAL)?);
         Ok(u64::from_be_bytes(guid))
     }
 
@@ -185,11 +217,12 @@ impl KickerInner {
 ///
 /// `raw` was made by `mlx_ext_dwork_create` with `target` as its private
 /// pointer and [`Self::run_callback`] as its function; `target` came from
-/// `Arc::into_raw`, and its reference is this object's.
+/// `Arc::<T>::into_foreign`, and its reference is this object's.
 pub struct DelayedWork<T: DelayedRun> {
     raw: NonNull<bindings::mlx_ext_dwork>,
     kicker: Kicker,
-    target: *const T,
+    target: *const c_void,
+    _target: PhantomData<Arc<T>>,
 }
 
 // SAFETY: the C item may be scheduled and destroyed from any thread; `T` is
@@ -202,16 +235,15 @@ impl<T: DelayedRun> DelayedWork<T> {
     /// Makes the work of `target`, scheduled through `kicker` (and its
     /// clones) until it is dropped. It does not run until kicked.
     pub fn new(target: Arc<T>, kicker: &Kicker) -> Result<Self> {
-        let target = Arc::into_raw(target);
+        let target = target.into_foreign();
         // SAFETY: `run_callback` takes the private pointer as the `T` of
         // `target`, whose reference this object keeps until `drop` has
         // cancelled the item.
-        let raw = unsafe {
-            bindings::mlx_ext_dwork_create(Some(Self::run_callback), target.cast_mut().cast())
-        };
+        let raw =
+            unsafe { bindings::mlx_ext_dwork_create(Some(Self::run_callback), target.cast_mut()) };
         let Some(raw) = NonNull::new(raw) else {
-            // SAFETY: from `into_raw` just above, given back once.
-            drop(unsafe { Arc::from_raw(target) });
+            // SAFETY: from `into_foreign` just above, given back once.
+            drop(unsafe { Arc::<T>::from_foreign(target) });
             return Err(ENOMEM);
         };
         *kicker.0.raw.lock() = Some(raw);
@@ -220,6 +252,7 @@ impl<T: DelayedRun> DelayedWork<T> {
             raw,
             kicker: kicker.clone(),
             target,
+            _target: PhantomData,
         })
     }
 
@@ -232,7 +265,7 @@ impl<T: DelayedRun> DelayedWork<T> {
         // SAFETY: `priv_` is the `target` of a live `DelayedWork` (its drop
         // cancels the item and waits for this call first), whose reference
         // it holds. `ArcBorrow` gives the callee an `Arc` to clone.
-        let this = unsafe { kernel::sync::ArcBorrow::<T>::from_raw(priv_.cast::<T>()) };
+        let this = unsafe { <Arc<T> as ForeignOwnable>::borrow(priv_) };
         let arc: Arc<T> = this.into();
         T::run(&arc);
     }
@@ -245,9 +278,9 @@ impl<T: DelayedRun> Drop for DelayedWork<T> {
         // SAFETY: made by `mlx_ext_dwork_create` (invariant), destroyed only
         // here; nothing schedules it any more. It waits for a run in progress.
         unsafe { bindings::mlx_ext_dwork_destroy(self.raw.as_ptr()) };
-        // SAFETY: from `into_raw` in `new` (invariant), given back once;
-        // the item that used it is gone.
-        drop(unsafe { Arc::from_raw(self.target) });
+        // SAFETY: from `into_foreign` in `new` (invariant), given back
+        // once; the item that used it is gone.
+        drop(unsafe { Arc::<T>::from_foreign(self.target) });
     }
 }
 
@@ -259,11 +292,11 @@ impl<T: DelayedRun> Drop for DelayedWork<T> {
 /// # Invariants
 ///
 /// `raw` was made by `mlx_ext_vf_watch_register` with `target` as its
-/// private pointer; `target` came from `Arc::into_raw`, and its reference
-/// is this object's.
+/// private pointer; `target` came from `Arc::<KickerInner>::into_foreign`,
+/// and its reference is this object's.
 pub struct VfWatch {
     raw: NonNull<bindings::mlx_ext_vf_watch>,
-    target: *const KickerInner,
+    target: *const c_void,
 }
 
 // SAFETY: registration and unregistration may happen on any thread.
@@ -275,7 +308,7 @@ impl VfWatch {
     /// Watches the parent of `dev` for `kicker`; `Ok(None)` if the parent
     /// has no VFs to watch.
     pub fn new(dev: &DeviceRef, kicker: &Kicker) -> Result<Option<Self>> {
-        let target = Arc::into_raw(kicker.0.clone());
+        let target = kicker.0.clone().into_foreign();
         // SAFETY: the device is valid (`DeviceRef` invariant), and so is its
         // parent, which its holder drops in the client's `remove`; `target`
         // stays valid until `drop` unregistered the watch.
@@ -283,16 +316,16 @@ impl VfWatch {
             bindings::mlx_ext_vf_watch_register(
                 dev.raw.as_ptr(),
                 Some(Self::callback),
-                target.cast_mut().cast(),
+                target.cast_mut(),
             )
         });
         match raw {
             // INVARIANT: made just above.
             Ok(raw) if !raw.is_null() => Ok(NonNull::new(raw).map(|raw| Self { raw, target })),
             r => {
-                // SAFETY: from `into_raw` above, given back once; no watch
-                // was registered with it.
-                drop(unsafe { Arc::from_raw(target) });
+                // SAFETY: from `into_foreign` above, given back once; no
+                // watch was registered with it.
+                drop(unsafe { Arc::<KickerInner>::from_foreign(target) });
                 r.map(|_| None)
             }
         }
@@ -306,7 +339,7 @@ impl VfWatch {
     unsafe extern "C" fn callback(priv_: *mut c_void, delay_ms: kernel::ffi::c_ulong) {
         // SAFETY: `priv_` is the `target` of a live watch (its drop waits
         // for this call), kept alive by its `Arc`.
-        let this = unsafe { &*priv_.cast::<KickerInner>() };
+        let this = unsafe { <Arc<KickerInner> as ForeignOwnable>::borrow(priv_) };
         this.kick(u64::try_from(delay_ms).unwrap_or(u64::MAX));
     }
 }
@@ -316,8 +349,8 @@ impl Drop for VfWatch {
         // SAFETY: registered (invariant), unregistered only here; returns
         // once no callback runs.
         unsafe { bindings::mlx_ext_vf_watch_unregister(self.raw.as_ptr()) };
-        // SAFETY: from `into_raw` in `new` (invariant), given back once.
-        drop(unsafe { Arc::from_raw(self.target) });
+        // SAFETY: from `into_foreign` in `new` (invariant), given back once.
+        drop(unsafe { Arc::<KickerInner>::from_foreign(self.target) });
     }
 }
 
@@ -348,11 +381,12 @@ pub trait PortEvents: Send + Sync + 'static {
 /// # Invariants
 ///
 /// `raw` was made by `mlx_ext_events_register` with `target` as its private
-/// pointer; `target` came from `Arc::into_raw`, and its reference is this
-/// object's.
+/// pointer; `target` came from `Arc::<T>::into_foreign`, and its reference
+/// is this object's.
 pub struct EventHandler<T: PortEvents> {
     raw: NonNull<bindings::mlx_ext_events>,
-    target: *const T,
+    target: *const c_void,
+    _target: PhantomData<Arc<T>>,
 }
 
 // SAFETY: registration and unregistration may happen on any thread.
@@ -363,7 +397,7 @@ unsafe impl<T: PortEvents> Sync for EventHandler<T> {}
 impl<T: PortEvents> EventHandler<T> {
     /// Registers `target` for the port events of `dev`.
     pub fn new(dev: &DeviceRef, target: Arc<T>) -> Result<Self> {
-        let target = Arc::into_raw(target);
+        let target = target.into_foreign();
         // SAFETY: the device is valid (`DeviceRef` invariant) and outlives
         // the handler, which its holder drops in the client's `remove`;
         // `target` stays valid until `drop` unregistered the handler.
@@ -371,16 +405,20 @@ impl<T: PortEvents> EventHandler<T> {
             bindings::mlx_ext_events_register(
                 dev.raw.as_ptr(),
                 Some(Self::callback),
-                target.cast_mut().cast(),
+                target.cast_mut(),
             )
         });
         match raw.ok().and_then(NonNull::new) {
             // INVARIANT: made just above.
-            Some(raw) => Ok(Self { raw, target }),
+            Some(raw) => Ok(Self {
+                raw,
+                target,
+                _target: PhantomData,
+            }),
             None => {
-                // SAFETY: from `into_raw` above, given back once; no handler
-                // was registered with it.
-                drop(unsafe { Arc::from_raw(target) });
+                // SAFETY: from `into_foreign` above, given back once; no
+                // handler was registered with it.
+                drop(unsafe { Arc::<T>::from_foreign(target) });
                 Err(ENOMEM)
             }
         }
@@ -394,7 +432,7 @@ impl<T: PortEvents> EventHandler<T> {
     unsafe extern "C" fn callback(priv_: *mut c_void, port: u32, event: u32) {
         // SAFETY: `priv_` is the `T` of a live handler (its drop waits for
         // this call), kept alive by its `Arc`.
-        let this = unsafe { &*priv_.cast::<T>() };
+        let this = unsafe { <Arc<T> as ForeignOwnable>::borrow(priv_) };
         let event = match event {
             bindings::ib_event_type_IB_EVENT_PORT_ACTIVE => PortEvent::Active,
             bindings::ib_event_type_IB_EVENT_PORT_ERR => PortEvent::Down,
@@ -412,8 +450,8 @@ impl<T: PortEvents> Drop for EventHandler<T> {
         // SAFETY: registered (invariant), unregistered only here; returns
         // once no callback runs.
         unsafe { bindings::mlx_ext_events_unregister(self.raw.as_ptr()) };
-        // SAFETY: from `into_raw` in `new` (invariant), given back once.
-        drop(unsafe { Arc::from_raw(self.target) });
+        // SAFETY: from `into_foreign` in `new` (invariant), given back once.
+        drop(unsafe { Arc::<T>::from_foreign(self.target) });
     }
 }
 
@@ -424,18 +462,22 @@ impl<T: PortEvents> Drop for EventHandler<T> {
 pub struct SaClient(());
 
 impl SaClient {
-    /// Registers the module's client.
-    pub fn register() -> Self {
-        // SAFETY: registers the helper's static client; `drop` unregisters
-        // it, and the module makes one `SaClient`.
-        unsafe { bindings::mlx_ext_sa_register() };
-        Self(())
+    /// Registers the module's client: `EBUSY` while another `SaClient`
+    /// lives (the client is one static object).
+    pub fn register() -> Result<Self> {
+        // SAFETY: registers the helper's static client, unless it is
+        // registered already (then it fails and changes nothing); `drop`
+        // unregisters it.
+        kernel::error::to_result(unsafe { bindings::mlx_ext_sa_register() })?;
+        // INVARIANT: registered above, by this `SaClient` only.
+        Ok(Self(()))
     }
 }
 
 impl Drop for SaClient {
     fn drop(&mut self) {
-        // SAFETY: registered in `register`. It waits for the queries.
+        // SAFETY: registered in `register`, by this `SaClient` alone. It
+        // waits for the queries.
         unsafe { bindings::mlx_ext_sa_unregister() };
     }
 }
@@ -570,13 +612,13 @@ pub fn guid_info<T: SaAnswer>(
             comp |= 1 << (4 + i);
         }
     }
-    let ctx = KBox::into_raw(ctx);
+    let ctx = ctx.into_foreign();
     let mut query: *mut bindings::ib_sa_query = core::ptr::null_mut();
     // SAFETY: reads whether the client is registered.
     let client = unsafe { bindings::mlx_ext_sa_client() };
     if client.is_null() {
         // SAFETY: not submitted: no callback will take `ctx`.
-        drop(unsafe { KBox::from_raw(ctx) });
+        drop(unsafe { KBox::<QueryCtx<T>>::from_foreign(ctx) });
         return Err(ENODEV);
     }
     // SAFETY: the client is registered (and stays so until every query
@@ -595,13 +637,13 @@ pub fn guid_info<T: SaAnswer>(
             timeout_ms as kernel::ffi::c_ulong,
             kernel::bindings::GFP_KERNEL,
             Some(guid_info_callback::<T>),
-            ctx.cast(),
+            ctx.cast_mut(),
             &mut query,
         )
     };
     if id < 0 {
         // SAFETY: not submitted: no callback will take `ctx`.
-        drop(unsafe { KBox::from_raw(ctx) });
+        drop(unsafe { KBox::<QueryCtx<T>>::from_foreign(ctx) });
         return Err(Error::from_errno(id));
     }
     Ok(SaQuery {
@@ -623,7 +665,7 @@ unsafe extern "C" fn guid_info_callback<T: SaAnswer>(
 ) {
     // SAFETY: `context` is the `ctx` `guid_info` gave ib_sa, which calls
     // back once: it is ours again.
-    let ctx = unsafe { KBox::from_raw(context.cast::<QueryCtx<T>>()) };
+    let ctx = unsafe { KBox::<QueryCtx<T>>::from_foreign(context) };
     *ctx.state.done.lock() = true;
     let result = if status == -ETIMEDOUT {
         Err(QueryError::TimedOut)

@@ -45,6 +45,13 @@ pub fn eopnotsupp() -> kernel::error::Error {
     kernel::error::Error::from_errno(-(bindings::EOPNOTSUPP as i32))
 }
 
+/// Sleeps for `ms` milliseconds (`msleep`). Process context.
+pub fn msleep(ms: u32) {
+    // SAFETY: a plain sleep; the callers are in process context (work
+    // items, teardown), as the function's contract says.
+    unsafe { bindings::msleep(ms) };
+}
+
 pub use client::{Client, ClientVTable, HasClientVTable, Registration};
 pub use device::{Device, DeviceName, Name};
 #[cfg(not(mlx_ext_provider))]

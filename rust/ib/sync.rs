@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A spinlock that disables interrupts while held (`spin_lock_irqsave`),
-//! which the 6.12 kernel crate lacks: for data that verbs may touch from any
-//! context (posting and polling may happen in softirq or hardirq context,
-//! as ib_core's `IB_POLL_SOFTIRQ` CQs do).
+//! A spinlock that disables interrupts while held, which the 6.12 kernel
+//! crate lacks: for data that verbs may touch from any context (posting and
+//! polling may happen in softirq or hardirq context, as ib_core's
+//! `IB_POLL_SOFTIRQ` CQs do).
+//!
+//! Unlike `spin_lock_irqsave`/`spin_unlock_irqrestore` pairs, its guards
+//! may be dropped in any order: interrupts go off with the first such lock
+//! a CPU takes and come back with the last one it releases (a per-CPU depth,
+//! `rust/helpers/ib.c`). With the irqsave pair, dropping an outer guard
+//! before an inner one would turn interrupts on while the inner lock is
+//! held, and an interrupt taking it on that CPU would spin forever.
 //!
 //! C header: [`include/linux/spinlock.h`](srctree/include/linux/spinlock.h).
 
@@ -32,7 +39,7 @@ pub struct IrqSpinLockBackend;
 // up, with interrupts disabled in between: only one owner at a time.
 unsafe impl Backend for IrqSpinLockBackend {
     type State = kernel::bindings::spinlock_t;
-    type GuardState = kernel::ffi::c_ulong;
+    type GuardState = ();
 
     unsafe fn init(
         ptr: *mut Self::State,
@@ -47,12 +54,45 @@ unsafe impl Backend for IrqSpinLockBackend {
     unsafe fn lock(ptr: *mut Self::State) -> Self::GuardState {
         // SAFETY: initialised (the trait's contract); the two crates'
         // bindings name the same C type.
-        unsafe { bindings::mlx_ext_spin_lock_irqsave(ptr.cast()) }
+        unsafe { bindings::mlx_ext_spin_lock_irq_nested(ptr.cast()) }
     }
 
-    unsafe fn unlock(ptr: *mut Self::State, flags: &Self::GuardState) {
-        // SAFETY: the caller owns the lock, taken by `lock`, which returned
-        // `flags`.
-        unsafe { bindings::mlx_ext_spin_unlock_irqrestore(ptr.cast(), *flags) }
+    unsafe fn unlock(ptr: *mut Self::State, (): &Self::GuardState) {
+        // SAFETY: the caller owns the lock, taken by `lock` (the guard is
+        // `!Send`: on this task, and with interrupts off, on this CPU).
+        unsafe { bindings::mlx_ext_spin_unlock_irq_nested(ptr.cast()) }
     }
+}
+
+/// Whether interrupts are disabled on this CPU (`irqs_disabled`).
+pub fn irqs_disabled() -> bool {
+    // SAFETY: reads the CPU's interrupt flag.
+    unsafe { bindings::mlx_ext_irqs_disabled() }
+}
+
+/// An RCU read-side critical section (`rcu_read_lock`), ended on drop.
+/// Nothing may sleep while it lives. Not `Send`: it ends on the CPU and
+/// task that began it.
+pub struct RcuReadGuard(core::marker::PhantomData<*mut ()>);
+
+/// Begins an RCU read-side critical section (the 6.12 kernel crate has no
+/// RCU abstraction).
+pub fn rcu_read_lock() -> RcuReadGuard {
+    // SAFETY: pairs with the `rcu_read_unlock` of the guard's drop.
+    unsafe { bindings::mlx_ext_rcu_read_lock() };
+    RcuReadGuard(core::marker::PhantomData)
+}
+
+impl Drop for RcuReadGuard {
+    fn drop(&mut self) {
+        // SAFETY: begun by `rcu_read_lock`, on this task (`!Send`).
+        unsafe { bindings::mlx_ext_rcu_read_unlock() };
+    }
+}
+
+/// Waits until every RCU read-side critical section begun before the call
+/// has ended. Sleeps.
+pub fn synchronize_rcu() {
+    // SAFETY: a plain C call, from process context (the callers').
+    unsafe { bindings::synchronize_rcu() };
 }

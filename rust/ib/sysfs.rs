@@ -22,7 +22,53 @@ use kernel::{
     prelude::*,
     str::CStr,
     sync::{Arc, Mutex},
+    types::Opaque,
 };
+
+/// The lockdep class of the files of one group (one kind of directory), as
+/// the driver core gives each static attribute its own.
+///
+/// kernfs models each file's active references (held while a show or store
+/// runs, drained when the file is removed) as a lock of the file's class.
+/// With one class for every file of the module, a store that removes other
+/// files (`vf_guid_tables` removing the `iov` tree while one of its files
+/// is read) reads to lockdep as recursive locking, and a real inversion
+/// between two kinds of files is invisible. Made with [`crate::attr_class`],
+/// one per call site: a group's files share it.
+#[repr(transparent)]
+pub struct AttrClass(Opaque<bindings::lock_class_key>);
+
+// SAFETY: lockdep only uses the key's address, from any thread.
+unsafe impl Sync for AttrClass {}
+
+impl AttrClass {
+    /// An uninitialised key, as lockdep wants a static one.
+    ///
+    /// # Safety
+    ///
+    /// The result lives in a `static` (lockdep refuses keys outside static
+    /// storage unless registered): use [`crate::attr_class`].
+    #[doc(hidden)]
+    pub const unsafe fn new() -> Self {
+        Self(Opaque::uninit())
+    }
+
+    fn as_ptr(&self) -> *mut bindings::lock_class_key {
+        self.0.get()
+    }
+}
+
+/// Makes the `&'static` [`AttrClass`] of one group of files: one per call
+/// site.
+#[macro_export]
+macro_rules! attr_class {
+    () => {{
+        static CLASS: $crate::ib::sysfs::AttrClass =
+            // SAFETY: in a static, as lockdep wants.
+            unsafe { $crate::ib::sysfs::AttrClass::new() };
+        &CLASS
+    }};
+}
 
 mod private {
     /// Keeps [`super::Parent`] to the types of this module.
@@ -118,14 +164,24 @@ impl<T: DirOps> Dir<T> {
     /// A directory below another should be dropped before it (as sysfs
     /// wants); if it is not, removing the parent removes it from sysfs, and
     /// dropping it later only frees it.
-    pub fn new(parent: &impl Parent, name: &CStr, data: T, files: &[File<'_>]) -> Result<Self> {
+    ///
+    /// `class` is the lockdep class of the files (make it with
+    /// [`crate::attr_class`]): one per kind of directory.
+    pub fn new(
+        parent: &impl Parent,
+        name: &CStr,
+        data: T,
+        files: &[File<'_>],
+        class: &'static AttrClass,
+    ) -> Result<Self> {
         let data = KBox::new(data, GFP_KERNEL)?;
         let raw_files = raw_files(files)?;
         let priv_: *const T = &*data;
         let count = u32::try_from(raw_files.len()).map_err(|_| EINVAL)?;
         // SAFETY: the parent's kobject is live; `name` and the file names are
         // NUL-terminated and copied; the ops are static and `priv_` stays
-        // valid until `drop` destroys the directory before freeing `data`.
+        // valid until `drop` destroys the directory before freeing `data`;
+        // `class` is static (its type's invariant).
         let raw = from_err_ptr(unsafe {
             bindings::mlx_ext_kdir_create(
                 parent.kobj(),
@@ -134,6 +190,7 @@ impl<T: DirOps> Dir<T> {
                 priv_.cast_mut().cast(),
                 raw_files.as_ptr(),
                 count,
+                class.as_ptr(),
             )
         })?;
         // `mlx_ext_kdir_create` returns a directory or an error pointer,

@@ -20,8 +20,8 @@ use kernel::{
     error::{from_err_ptr, to_result},
     ffi::{c_int, c_void},
     prelude::*,
-    sync::Arc,
-    types::Opaque,
+    sync::{Arc, ArcBorrow},
+    types::{ForeignOwnable, Opaque},
 };
 
 /// A protection domain a ULP passed in, borrowed for the call.
@@ -421,23 +421,25 @@ pub struct Caps {
 pub trait AtomicApi: 'static {
     /// The ib_core client whose per-device data holds the records.
     type Client: Client;
+    /// What the API keeps of a device, shared by its QPs: it outlives the
+    /// client's data.
+    type Dev: Send + Sync;
     /// mlx_ext's state of one QP; the C handle is an `Arc` of it.
     type Qp: Send + Sync;
 
+    /// The device's API state from the client's data. Called in an RCU
+    /// read-side critical section: must not sleep.
+    fn device(data: &<Self::Client as Client>::DeviceData) -> Arc<Self::Dev>;
     /// `mlx_ext_query_caps`.
-    fn query(data: &<Self::Client as Client>::DeviceData) -> Caps;
+    fn query(dev: &Self::Dev) -> Caps;
     /// `mlx_ext_create_qp`.
-    fn create_qp(
-        data: &<Self::Client as Client>::DeviceData,
-        pd: &Pd,
-        init: &mut QpInit,
-    ) -> Result<Arc<Self::Qp>>;
+    fn create_qp(dev: Arc<Self::Dev>, pd: &Pd, init: &mut QpInit) -> Result<Arc<Self::Qp>>;
     /// The QP's `struct ib_qp`.
     fn ib_qp(qp: &Self::Qp) -> &Qp;
     /// `mlx_ext_destroy_qp`.
     fn destroy_qp(qp: Arc<Self::Qp>);
     /// `mlx_ext_post_atomic`: on error, `op`'s `done` is not called.
-    fn post(qp: &Arc<Self::Qp>, op: UlpOp, gfp: Flags) -> Result;
+    fn post(qp: ArcBorrow<'_, Self::Qp>, op: UlpOp, gfp: Flags) -> Result;
 }
 
 /// The entry points behind [`crate::export_atomic_api`].
@@ -450,17 +452,19 @@ pub mod entry {
         (major << 16) | minor
     }
 
-    fn data<'a, A: AtomicApi>(
-        dev: *mut bindings::ib_device,
-    ) -> Option<&'a <A::Client as Client>::DeviceData> {
+    /// The API state of `dev`, while mlx_ext has the device (between its
+    /// client's `add` and `remove`); `None` otherwise. Works for ULPs that
+    /// are not nested ib_clients too (rdma_cm users hear of a removal after
+    /// mlx_ext's `remove`): the lookup runs under RCU and `remove` takes the
+    /// data out of ib_core's slot and waits for a grace period before it
+    /// frees it (`rust/ib/client.rs`).
+    fn device<A: AtomicApi>(dev: *mut bindings::ib_device) -> Option<Arc<A::Dev>> {
         if dev.is_null() {
             return None;
         }
-        // SAFETY: the header's contract: the ULP calls between its client's
-        // add and remove for `dev`, which nest inside ours (ib_core removes
-        // clients in the reverse order of registration, and the ULP
-        // registered after mlx_ext, whose symbols it uses).
-        unsafe { super::super::client::data_of::<A::Client>(dev) }
+        // SAFETY: the header's contract: `dev` is a device the ULP holds
+        // (valid for the call); `A::device` does not sleep (its contract).
+        unsafe { super::super::client::with_data_of::<A::Client, _>(dev, A::device) }
     }
 
     /// `mlx_ext_query_caps`.
@@ -470,13 +474,13 @@ pub mod entry {
     /// As the header says: `dev` a device between the ULP's add and remove,
     /// `caps` writable.
     pub unsafe fn query_caps<A: AtomicApi>(dev: *mut c_void, caps: *mut c_void) -> c_int {
-        let Some(d) = data::<A>(dev.cast()) else {
+        let Some(d) = device::<A>(dev.cast()) else {
             return ENODEV.to_errno();
         };
         if caps.is_null() {
             return EINVAL.to_errno();
         }
-        let c = A::query(d);
+        let c = A::query(&d);
         // SAFETY: the caller's `caps` is a writable `struct mlx_ext_caps`.
         unsafe {
             caps.cast::<bindings::mlx_ext_caps>()
@@ -504,7 +508,7 @@ pub mod entry {
         }
         // SAFETY: a valid PD (the caller's contract); `Pd` is transparent.
         let pd = unsafe { &*pd.cast::<Pd>() };
-        let Some(d) = data::<A>(pd.device().as_raw()) else {
+        let Some(d) = device::<A>(pd.device().as_raw()) else {
             return err(ENODEV);
         };
         let attr = attr.cast::<bindings::ib_qp_init_attr>();
@@ -515,7 +519,7 @@ pub mod entry {
                 // Give back what ib_create_qp reports, as it would have.
                 // SAFETY: as above.
                 unsafe { (*attr).cap = init.0.cap };
-                Arc::into_raw(qp).cast_mut().cast()
+                qp.into_foreign().cast_mut()
             }
             Err(e) => err(e),
         }
@@ -525,10 +529,13 @@ pub mod entry {
     ///
     /// # Safety
     ///
-    /// `qp` came from `create_qp::<A>` and was not destroyed.
-    unsafe fn borrow<A: AtomicApi>(qp: &*mut c_void) -> core::mem::ManuallyDrop<Arc<A::Qp>> {
-        // SAFETY: the caller's contract; not dropped (ManuallyDrop).
-        core::mem::ManuallyDrop::new(unsafe { Arc::from_raw(qp.cast::<A::Qp>()) })
+    /// `qp` came from `create_qp::<A>` and was not destroyed, and is not
+    /// while the result lives (the ULP destroys a QP only once no call on it
+    /// runs).
+    unsafe fn borrow<'a, A: AtomicApi>(qp: *mut c_void) -> ArcBorrow<'a, A::Qp> {
+        // SAFETY: the caller's contract: `into_foreign` made it, and the
+        // reference it carries lives while the result does.
+        unsafe { <Arc<A::Qp> as ForeignOwnable>::borrow(qp) }
     }
 
     /// `mlx_ext_qp_ib`.
@@ -538,7 +545,7 @@ pub mod entry {
     /// As `borrow`.
     pub unsafe fn qp_ib<A: AtomicApi>(qp: *mut c_void) -> *mut c_void {
         // SAFETY: the caller's contract.
-        let q = unsafe { borrow::<A>(&qp) };
+        let q = unsafe { borrow::<A>(qp) };
         A::ib_qp(&q).as_ptr()
     }
 
@@ -552,7 +559,7 @@ pub mod entry {
             return;
         }
         // SAFETY: the caller's contract: the ULP's reference is given back.
-        A::destroy_qp(unsafe { Arc::from_raw(qp.cast::<A::Qp>()) });
+        A::destroy_qp(unsafe { <Arc<A::Qp> as ForeignOwnable>::from_foreign(qp) });
     }
 
     /// `mlx_ext_post_atomic`.
@@ -572,9 +579,9 @@ pub mod entry {
             return EINVAL.to_errno();
         }
         // SAFETY: the caller's contract.
-        let q = unsafe { borrow::<A>(&qp) };
+        let q = unsafe { borrow::<A>(qp) };
         let flags = if can_sleep { GFP_KERNEL } else { GFP_ATOMIC };
-        match A::post(&q, UlpOp(op), flags) {
+        match A::post(q, UlpOp(op), flags) {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
         }

@@ -64,8 +64,4 @@ impl Drop for OwnedQueue {
     }
 }
 
-/// Sleeps for `ms` milliseconds (`msleep`).
-pub fn msleep(ms: u32) {
-    // SAFETY: a plain sleep; callers are in process context (work items).
-    unsafe { bindings::msleep(ms) };
-}
+pub use super::msleep;

@@ -96,9 +96,9 @@ pub(super) struct State {
     pub(super) fail_create: AtomicU64,
     /// How many more atomics complete with `IB_WC_REM_OP_ERR`.
     pub(super) fail_atomics: AtomicU32,
-    /// How many more atomic work requests are refused at post time
-    /// (`EOPNOTSUPP`).
-    pub(super) refuse_atomics: AtomicU32,
+    /// Atomic work requests refused at post time (`EOPNOTSUPP`), after
+    /// some accepted: a [`CreateFaults`] word, as `fail_create`.
+    pub(super) refuse_atomics: AtomicU64,
     /// Atomics executed with this adapter as the requester.
     pub(super) atomics: AtomicU64,
     /// How long the adapter takes to execute each send request, in ms.
@@ -108,6 +108,18 @@ pub(super) struct State {
 }
 
 /// Takes one of `n`, if any is left.
+/// One more event counted against the [`CreateFaults`] word `word`: whether
+/// it is one to fail.
+fn take_fault(word: &AtomicU64) -> bool {
+    let mut fails = false;
+    let _ = word.fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
+        let (next, fail) = CreateFaults::unpack(w).next();
+        fails = fail;
+        Some(next.pack())
+    });
+    fails
+}
+
 fn take_one(n: &AtomicU32) -> bool {
     n.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
         .is_ok()
@@ -380,7 +392,7 @@ impl Adapter {
                 port_up: [AtomicBool::new(true), AtomicBool::new(true)],
                 fail_create: AtomicU64::new(0),
                 fail_atomics: AtomicU32::new(0),
-                refuse_atomics: AtomicU32::new(0),
+                refuse_atomics: AtomicU64::new(0),
                 atomics: AtomicU64::new(0),
                 completion_delay_ms: AtomicU32::new(0),
                 live: [
@@ -449,17 +461,7 @@ impl Adapter {
 
     /// Counts a new object of `kind`, unless a failure is injected.
     fn create(&self, kind: Kind) -> Result<Counted> {
-        let mut fails = false;
-        let _ = self.shared.state.fail_create.fetch_update(
-            Ordering::AcqRel,
-            Ordering::Acquire,
-            |word| {
-                let (next, fail) = CreateFaults::unpack(word).next();
-                fails = fail;
-                Some(next.pack())
-            },
-        );
-        if fails {
+        if take_fault(&self.shared.state.fail_create) {
             return Err(ENOMEM);
         }
         let state = self.shared.state.clone();
@@ -708,7 +710,7 @@ impl Driver for Adapter {
         let opcode = WrOpcode::from_raw(wr.opcode).ok_or(EINVAL)?;
         fabric::post_check(self.shared.model, opcode).map_err(|e| Error::from_errno(-e.errno()))?;
         if (opcode.is_standard_atomic() || opcode.is_masked_atomic())
-            && take_one(&self.shared.state.refuse_atomics)
+            && take_fault(&self.shared.state.refuse_atomics)
         {
             return Err(crate::ib::eopnotsupp());
         }

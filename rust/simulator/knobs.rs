@@ -139,7 +139,10 @@ impl DirOps for Knobs {
                 writeln!(out, "{} {}", f.fail, f.skip)
             }
             FAIL_ATOMICS => writeln!(out, "{}", s.fail_atomics.load(Ordering::Acquire)),
-            REFUSE_ATOMICS => writeln!(out, "{}", s.refuse_atomics.load(Ordering::Acquire)),
+            REFUSE_ATOMICS => {
+                let f = CreateFaults::unpack(s.refuse_atomics.load(Ordering::Acquire));
+                writeln!(out, "{} {}", f.fail, f.skip)
+            }
             ATOMICS => writeln!(out, "{}", s.atomics.load(Ordering::Acquire)),
             VF_GUIDS => self.vf.show(out),
             COMPLETION_DELAY_MS => {
@@ -179,8 +182,8 @@ impl DirOps for Knobs {
                 Ok(())
             }
             REFUSE_ATOMICS => {
-                let n = parse_count(data)?;
-                self.state.refuse_atomics.store(n, Ordering::Release);
+                let f = CreateFaults::parse(data).ok_or(EINVAL)?;
+                self.state.refuse_atomics.store(f.pack(), Ordering::Release);
                 Ok(())
             }
             COMPLETION_DELAY_MS => {

@@ -64,6 +64,22 @@
  *	"calls N up U count C": the GUID-change notifications mlx_ext gave the
  *	ULP's notifier (mlx_ext_register_guid_notifier) for that function of
  *	DEV's PORT since the ULP was loaded, and the last one's up and count.
+ *   syncself DEV POLL
+ *	mlx_ext_atomic() called from the done callback of an operation on the
+ *	same QP (its send CQ's completion context): "status S inner R", R
+ *	what mlx_ext_atomic() returned (-EDEADLK expected), or "hung".
+ *   syncwait DEV
+ *	One mlx_ext_atomic() (fetch-and-add 1) from the writing task, which a
+ *	test may kill meanwhile: "ret R response V"; "syncresult" gives R.
+ *   capsloop DEV
+ *	A kernel thread calls mlx_ext_query_caps() on DEV in a loop, holding
+ *	its own reference to the device (ib_device_try_get), as an rdma_cm
+ *	user that is not an ib_client may: it hears of a removal only after
+ *	mlx_ext's remove. It stops at the first -ENODEV (mlx_ext no longer has
+ *	the device) and gives the reference back.
+ *   capsresult
+ *	"ok N enodev E other O running R" of the last capsloop; reaps it when
+ *	it has stopped.
  *   apistats
  *	"posted P done D ok O canceled C shutdown S other X": the API
  *	operations "hold" posted and the outcomes their callbacks reported
@@ -71,11 +87,14 @@
  *	not run exactly once by the time their QP was destroyed).
  *
  * POLL is the CQ's poll context: direct, softirq, workqueue or unbound.
+ * DEV may be NAME|OTHER: the device with either name (one a test renames).
  */
 
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/inetdevice.h>
 #include <linux/kthread.h>
+#include <linux/sched/task.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
@@ -1368,6 +1387,106 @@ out:
 	return 0;
 }
 
+/* syncself: mlx_ext_atomic() called from the done callback of an operation
+ * on the same QP, i.e. from the send CQ's completion context (softirq, or
+ * the CQ's own work item): it must refuse with -EDEADLK, not wait.
+ */
+struct syncself {
+	struct mlx_ext_atomic op, inner;
+	struct mlx_ext_qp *qp;
+	int inner_ret;
+	struct completion done;
+};
+
+static void syncself_done(struct mlx_ext_atomic *op)
+{
+	struct syncself *s = op->context;
+
+	s->inner.opcode = MLX_EXT_ATOMIC_FETCH_ADD;
+	s->inner.size = 8;
+	s->inner.remote_addr = op->remote_addr;
+	s->inner.rkey = op->rkey;
+	s->inner.compare_add = 1;
+	s->inner_ret = mlx_ext_atomic(s->qp, &s->inner);
+	complete(&s->done);
+}
+
+static int run_syncself(struct ib_device *dev, enum ib_poll_context poll)
+{
+	struct loop l = {};
+	struct syncself *s;
+	const char *stage;
+	int err = 0;
+
+	if (poll == IB_POLL_DIRECT)
+		return -EINVAL;
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	init_completion(&s->done);
+	stage = loop_setup_api(&l, dev, dev, poll, ALL_ACCESS, ALL_ACCESS, true, 0, &err);
+	if (stage)
+		goto out;
+	s->qp = l.xqa;
+	s->op.opcode = MLX_EXT_ATOMIC_FETCH_ADD;
+	s->op.size = 8;
+	s->op.remote_addr = word_addr(&l, 0);
+	s->op.rkey = l.mr->rkey;
+	s->op.compare_add = 1;
+	s->op.done = syncself_done;
+	s->op.context = s;
+	err = mlx_ext_post_atomic(l.xqa, &s->op, GFP_KERNEL);
+	if (err) {
+		stage = "post";
+		goto out;
+	}
+	if (!wait_for_completion_timeout(&s->done, msecs_to_jiffies(TIMEOUT_MS))) {
+		/* The callback is stuck in mlx_ext_atomic(): nothing to free. */
+		snprintf(result, RESULT_MAX, "hung\n");
+		return 0;
+	}
+	snprintf(result, RESULT_MAX, "status %d inner %d\n", s->op.status, s->inner_ret);
+out:
+	loop_destroy(&l);
+	kfree(s);
+	if (stage)
+		snprintf(result, RESULT_MAX, "err %s %d\n", stage, err);
+	return 0;
+}
+
+/* syncwait: one mlx_ext_atomic() from the writer's own task, which the test
+ * may kill meanwhile; its return is kept for "syncresult".
+ */
+static int sync_ret = 1;
+
+static int run_syncwait(struct ib_device *dev)
+{
+	struct mlx_ext_atomic op = {};
+	struct loop l = {};
+	const char *stage;
+	int err = 0;
+
+	sync_ret = 1;
+	stage = loop_setup_api(&l, dev, dev, IB_POLL_SOFTIRQ, ALL_ACCESS, ALL_ACCESS, true, 0,
+			       &err);
+	if (!stage) {
+		op.opcode = MLX_EXT_ATOMIC_FETCH_ADD;
+		op.size = 8;
+		op.remote_addr = word_addr(&l, 0);
+		op.rkey = l.mr->rkey;
+		op.compare_add = 1;
+		/* The test waits for this line before it kills the task. */
+		pr_info("mlx_ext_test_ulp: syncwait: waiting in mlx_ext_atomic()\n");
+		sync_ret = mlx_ext_atomic(l.xqa, &op);
+		snprintf(result, RESULT_MAX, "ret %d response %llu\n", sync_ret, op.response);
+	}
+	/* Waits for the operation if the wait was cut short. */
+	loop_destroy(&l);
+	if (stage)
+		snprintf(result, RESULT_MAX, "err %s %d\n", stage, err);
+	return 0;
+}
+
 /* One error case: a fresh loopback, the case's setup, one atomic. */
 enum err_case {
 	WRONG_RKEY, WRONG_VARIANT, NO_ATOMIC_ACCESS, MISALIGNED, OUT_OF_BOUNDS,
@@ -1631,13 +1750,99 @@ struct ulp_dev {
 static LIST_HEAD(devices);
 static struct ib_client ulp_client;
 
-static struct ulp_dev *find_dev(const char *name)
-{
-	struct ulp_dev *d;
+/* capsloop: one at a time, under ulp_lock. */
+static struct task_struct *caps_task;
+static atomic_t caps_ok, caps_enodev, caps_other, caps_running;
 
-	list_for_each_entry(d, &devices, list)
-		if (!strcmp(dev_name(&d->dev->dev), name))
-			return d;
+static int caps_fn(void *arg)
+{
+	struct ib_device *dev = arg;
+	struct mlx_ext_caps c;
+	int r;
+
+	while (!kthread_should_stop()) {
+		r = mlx_ext_query_caps(dev, &c);
+		if (r == -ENODEV) {
+			atomic_inc(&caps_enodev);
+			break;
+		}
+		atomic_inc(r ? &caps_other : &caps_ok);
+		cond_resched();
+	}
+	/* Lets the device's unregistration finish. */
+	ib_device_put(dev);
+	atomic_set(&caps_running, 0);
+	/* Stay until capsresult or the module's exit reaps the thread. */
+	set_current_state(TASK_INTERRUPTIBLE);
+	while (!kthread_should_stop()) {
+		schedule();
+		set_current_state(TASK_INTERRUPTIBLE);
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+static int caps_start(struct ib_device *dev)
+{
+	struct task_struct *t;
+
+	if (caps_task)
+		return -EBUSY;
+	if (!ib_device_try_get(dev))
+		return -ENODEV;
+	atomic_set(&caps_ok, 0);
+	atomic_set(&caps_enodev, 0);
+	atomic_set(&caps_other, 0);
+	atomic_set(&caps_running, 1);
+	t = kthread_create(caps_fn, dev, "ulp_capsloop");
+	if (IS_ERR(t)) {
+		atomic_set(&caps_running, 0);
+		ib_device_put(dev);
+		return PTR_ERR(t);
+	}
+	get_task_struct(t);
+	caps_task = t;
+	wake_up_process(t);
+	return 0;
+}
+
+/* Reaps a thread that stopped by itself (force: stops it first). */
+static void caps_reap(bool force)
+{
+	if (!caps_task || (!force && atomic_read(&caps_running)))
+		return;
+	kthread_stop(caps_task);
+	put_task_struct(caps_task);
+	caps_task = NULL;
+}
+
+/* NAME, or NAME|OTHER: the device that has either name now (a test renames
+ * it meanwhile). The name is read from ib_device::name, an array that a
+ * rename rewrites in place (never freed, unlike dev_name()'s string), and
+ * compared a few times over: a read in the middle of a rename matches
+ * neither name. (ib_device_get_by_name() would take devices_rwsem, which
+ * may not be taken under ulp_lock: ulp_add runs under ib_core's locks.)
+ */
+static struct ulp_dev *find_dev(char *name)
+{
+	char *other = strchr(name, '|');
+	char now[IB_DEVICE_NAME_MAX];
+	struct ulp_dev *d;
+	int tries;
+
+	if (other)
+		*other++ = 0;
+	for (tries = 0; tries < 100; tries++) {
+		list_for_each_entry(d, &devices, list) {
+			memcpy(now, d->dev->name, sizeof(now));
+			now[sizeof(now) - 1] = 0;
+			if (!strcmp(now, name) || (other && !strcmp(now, other)))
+				return d;
+		}
+		if (!other)
+			break;
+		usleep_range(100, 200);
+	}
 	return NULL;
 }
 
@@ -1789,6 +1994,19 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 		return PTR_ERR(buf);
 	mutex_lock(&ulp_lock);
 	ret = -EINVAL;
+	if (sysfs_streq(buf, "syncresult")) {
+		snprintf(result, RESULT_MAX, "ret %d\n", sync_ret);
+		ret = 0;
+		goto out;
+	}
+	if (sysfs_streq(buf, "capsresult")) {
+		snprintf(result, RESULT_MAX, "ok %d enodev %d other %d running %d\n",
+			 atomic_read(&caps_ok), atomic_read(&caps_enodev),
+			 atomic_read(&caps_other), atomic_read(&caps_running));
+		caps_reap(false);
+		ret = 0;
+		goto out;
+	}
 	if (sysfs_streq(buf, "apistats")) {
 		/* Read and reset: each test phase sees its own. */
 		snprintf(result, RESULT_MAX,
@@ -1885,6 +2103,15 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 		ret = 0;
 		snprintf(result, RESULT_MAX, "port_err %d port_active %d\n",
 			 atomic_read(&d->port_err), atomic_read(&d->port_active));
+	} else if (!strcmp(cmd, "syncself")) {
+		if (sscanf(buf, "%*s %*s %15s", poll_s) != 1 || parse_poll(poll_s, &poll))
+			goto out;
+		ret = run_syncself(d->dev, poll);
+	} else if (!strcmp(cmd, "syncwait")) {
+		ret = run_syncwait(d->dev);
+	} else if (!strcmp(cmd, "capsloop")) {
+		ret = caps_start(d->dev);
+		snprintf(result, RESULT_MAX, "%s %d\n", cmd, ret);
 	} else if (!strcmp(cmd, "release")) {
 		release(d);
 		ret = 0;
@@ -1939,6 +2166,7 @@ static int __init ulp_init(void)
 
 static void __exit ulp_exit(void)
 {
+	caps_reap(true);
 	mlx_ext_unregister_guid_notifier(&guid_nb);
 	debugfs_remove(dir);
 	ib_unregister_client(&ulp_client);

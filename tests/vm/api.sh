@@ -159,7 +159,7 @@ test_api_driver_refusal_downgrades() {
 	expect_eq "$(ulp 'api mlxsim4 softirq 12 10 masked none' | cut -c1-2)" ok "before" || return 1
 	echo 1 >$SIMDBG/mlxsim4/refuse_atomics || return 1
 	expect_eq "$(ulp 'api mlxsim4 softirq 12 10 masked none')" "err op -95" "refused" || return 1
-	expect_eq "$(cat $SIMDBG/mlxsim4/refuse_atomics)" 0 "knob used" || return 1
+	expect_eq "$(cat $SIMDBG/mlxsim4/refuse_atomics)" "0 0" "knob used" || return 1
 	expect_eq "$(record mlxsim4)" "hca none unavailable" "after" || return 1
 	grep -q "refused an atomic work request" $IB/mlxsim4/mlx_ext/reason ||
 		{ echo "reason: $(cat $IB/mlxsim4/mlx_ext/reason)"; return 1; }
@@ -172,6 +172,91 @@ test_api_driver_refusal_downgrades() {
 	sim_new "4 cx4" || return 1
 	expect_eq "$(record mlxsim4)" "hca none emulated" "a new device" || return 1
 	sim_del 4
+}
+
+# The driver-refused path in softirq context while the device is renamed:
+# in a burst on one word, the first compare-and-swap is posted by the ULP's
+# thread and accepted; the next, which the emulation posts from the send
+# CQ's handler (IB_POLL_SOFTIRQ) when the first completes, is refused
+# ("1 1": accept one, refuse one). The refusal's log line formats the
+# device's name in softirq context while rename callbacks rewrite it in
+# process context: the name's lock must be safe in both (lockdep reports an
+# inconsistent lock state otherwise).
+test_api_refusal_in_softirq_during_rename() {
+	sim_new "5 cx4" || return 1
+	echo "1 1" >$SIMDBG/mlxsim5/refuse_atomics || return 1
+	(
+		i=0
+		while [ $i -lt 20 ]; do
+			rdma dev set mlxsim5 name mlxrn5 && rdma dev set mlxrn5 name mlxsim5 || exit 1
+			i=$((i + 1))
+		done
+	) &
+	renames=$!
+	got=$(ulp 'burst mlxsim5|mlxrn5 softirq 8')
+	wait $renames || { echo "a rename failed"; return 1; }
+	expect_eq "$got" "err op -95" "the burst" || return 1
+	expect_eq "$(cat $SIMDBG/mlxsim5/refuse_atomics)" "0 0" "knob used" || return 1
+	expect_eq "$(record mlxsim5)" "hca none unavailable" "after" || return 1
+	expect_eq "$(dmesg | grep -cE 'mlx(sim|rn)5: the driver refused an atomic work request')" 1 \
+		"downgrade logged once" || return 1
+	bad=$(dmesg | grep -E 'inconsistent lock state|possible (circular|recursive) locking')
+	[ -z "$bad" ] || { echo "lockdep: $bad"; return 1; }
+	objects_zero mlxsim5 || return 1
+	sim_del 5
+}
+
+# A ULP that is not an ib_client nested in mlx_ext's (an rdma_cm user hears
+# of a removal only after mlx_ext's remove) calls mlx_ext_query_caps() in a
+# loop on a device it holds while the device is removed: each call sees the
+# record whole or fails with -ENODEV once mlx_ext's remove has begun, never
+# anything else (KASAN checks that none reads freed memory), and the
+# removal completes once the ULP gives its reference back.
+test_api_query_caps_across_removal() {
+	for model in cx4 cx3; do
+		sim_new "6 $model" || return 1
+		expect_eq "$(ulp 'capsloop mlxsim6')" "capsloop 0" "$model: loop started" || return 1
+		sleep 0.3
+		sim_del 6 || return 1
+		got=$(ulp capsresult)
+		echo "$model: $got"
+		case "$got" in
+		"ok 0 "*) echo "$model: no call succeeded before the removal"; return 1 ;;
+		"ok "*" enodev 1 other 0 running 0") ;;
+		*) echo "$model: expected every call ok until one -ENODEV"; return 1 ;;
+		esac
+		[ ! -e $IB/mlxsim6 ] || { echo "$model: the device outlived its removal"; return 1; }
+		bad=$(dmesg | grep -E -A2 'BUG: KASAN|general protection')
+		[ -z "$bad" ] || { echo "$model: $bad"; return 1; }
+	done
+}
+
+# mlx_ext_atomic() from the send CQ's own completion context (an
+# operation's done callback calling it on the same QP) is refused with
+# -EDEADLK and one warning: in softirq (IB_POLL_SOFTIRQ), and in the CQ's
+# work item (IB_POLL_WORKQUEUE, IB_POLL_UNBOUND_WORKQUEUE), where waiting
+# would never end: the completion it waits for is the next one that work
+# item would deliver. From a task, it waits killable: a fatal signal ends
+# the wait with -EINTR while the operation goes on (it completes 2 s later;
+# its memory is mlx_ext's, test_no_leaks and KASAN check it).
+test_api_sync_contexts() {
+	for poll in softirq workqueue unbound; do
+		expect_eq "$(ulp "syncself mlxsim2 $poll")" "status 0 inner -35" "$poll" || return 1
+	done
+	expect_eq "$(dmesg | grep -c 'mlx_ext_atomic() called from')" 1 "warnings" || return 1
+	got=$(ulp 'syncwait mlxsim2')
+	case "$got" in "ret 0 response "*) ;; *) echo "unkilled: $got"; return 1 ;; esac
+	n=$(dmesg | grep -c 'syncwait: waiting')
+	echo 2000 >$SIMDBG/mlxsim2/completion_delay_ms
+	sh -c "echo 'syncwait mlxsim2' >$ULPCTL" &
+	pid=$!
+	wait_until 10 sh -c "[ \$(dmesg | grep -c 'syncwait: waiting') -gt $n ]" ||
+		{ echo "syncwait never waited"; echo 0 >$SIMDBG/mlxsim2/completion_delay_ms; return 1; }
+	kill -9 $pid
+	wait $pid
+	echo 0 >$SIMDBG/mlxsim2/completion_delay_ms
+	expect_eq "$(ulp syncresult)" "ret -4" "the killed wait" || return 1
+	objects_zero mlxsim2
 }
 
 # 4 kernel threads, each with its own QP, on one word (the ULP's

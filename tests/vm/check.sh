@@ -136,6 +136,21 @@ test_show_is_bounded() {
 	expect_eq "$(cat $FILL | wc -c)" 0 "bytes shown for 0"
 }
 
+# Rules of the ib layer no other path reaches (debugfs layer_selftest): its
+# one-per-module registrations refuse a second one instead of
+# re-initialising the first (mlx_ext's ib_sa client, a static
+# ib_sa_client whose query count a second ib_sa_register_client would
+# reset while queries hold it); and IRQ-safe spinlock guards released out
+# of order keep interrupts off until the last one goes (with
+# spin_unlock_irqrestore the outer guard's release turned them on).
+test_layer_selftest() {
+	want="sa_client -16 irq_locks_out_of_order 1 1 "
+	expect_eq "$(cat /sys/kernel/debug/mlx_ext/layer_selftest | tr '\n' ' ')" "$want" "first read" || return 1
+	# The refusal changed nothing: the module's client is still the one
+	# registered (the GUID tests' SA queries go through it later).
+	expect_eq "$(cat /sys/kernel/debug/mlx_ext/layer_selftest | tr '\n' ' ')" "$want" "again"
+}
+
 # The name inside an ib_device may only be read under ib_core's lock: the ib
 # layer keeps a copy, refreshed by the client's rename callback.
 test_rename_device() {
@@ -380,7 +395,7 @@ fi
 ktap_run test_load_sees_rxe0 test_sysfs_matches_ib_core test_sysfs_read_only \
 	test_link_delete_removes_dir test_rmmod_with_device_present \
 	test_load_unload_50_cycles test_atomics_selftest_matches_host \
-	test_atomics_selftest_rejects_bad_input test_show_is_bounded test_rename_device \
+	test_atomics_selftest_rejects_bad_input test_show_is_bounded test_layer_selftest test_rename_device \
 	test_sysfs_file_open_across_rmmod test_debugfs_file_open_pins_module \
 	test_failslab_add_path test_two_devices_in_any_order \
 	test_sim_load test_sim_models test_sim_ulp_load test_sim_bad_control_input \
@@ -388,11 +403,12 @@ ktap_run test_load_sees_rxe0 test_sysfs_matches_ib_core test_sysfs_read_only \
 	test_sim_masked_refused test_sim_atomic_errors test_sim_fault_injection \
 	test_sim_del_device_with_work_in_flight test_api_exact test_api_flag_rules \
 	test_api_destroy_with_ops_in_flight test_api_emulation_faults test_api_no_atomics \
-	test_api_driver_refusal_downgrades test_api_contention test_api_combining \
+	test_api_driver_refusal_downgrades test_api_refusal_in_softirq_during_rename test_api_query_caps_across_removal test_api_sync_contexts \
+	test_api_contention test_api_combining \
 	test_guid_tree_placement test_sim_sa_guidinfo test_sim_sa_programmed \
 	test_guid_tree_split test_guid_initial_tables test_guid_admin_writes test_guid_bad_writes \
 	test_guid_backoff test_guid_storm test_guid_events test_guid_removal_in_flight \
-	test_guid_port_up_resends test_guid_switch test_guid_vfs_change test_guid_set_vf_guid \
+	test_guid_port_up_resends test_guid_switch test_sysfs_lock_class_per_group test_guid_switch_under_readers test_guid_vfs_change test_guid_set_vf_guid \
 	test_guid_failslab_add \
 	test_sim_sa_port_events test_sim_sa_del_with_query_in_flight \
 	test_sim_rmmod_with_devices test_kasan_active \

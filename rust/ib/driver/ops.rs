@@ -93,6 +93,7 @@ impl<T: Driver> Adapter<T> {
             alloc_pd: Some(Self::alloc_pd),
             dealloc_pd: Some(Self::dealloc_pd),
             create_cq: Some(Self::create_cq),
+            pre_destroy_cq: Some(Self::pre_destroy_cq),
             destroy_cq: Some(Self::destroy_cq),
             poll_cq: Some(Self::poll_cq),
             req_notify_cq: Some(Self::req_notify_cq),
@@ -203,21 +204,23 @@ impl<T: Driver> Adapter<T> {
     ) {
         use core::fmt::Write;
         // SAFETY: see the module comment; `attrs` was filled at
-        // registration, and `out` is ib_core's buffer of
-        // `IB_FW_VERSION_NAME_MAX` bytes.
-        let (fw, buf) = unsafe {
-            (
-                (*ib).attrs.fw_ver,
-                core::slice::from_raw_parts_mut(out.cast::<u8>(), FW_STR_MAX),
-            )
+        // registration.
+        let fw = unsafe { (*ib).attrs.fw_ver };
+        // Formatted here first: ib_core's buffer is uninitialised, and a
+        // `&mut [u8]` over it would claim it initialised.
+        let mut bytes = [0u8; FW_STR_MAX];
+        let mut w = CBuf {
+            buf: &mut bytes,
+            len: 0,
         };
-        let mut w = CBuf { buf, len: 0 };
-        // A version that does not fit is cut short, still NUL-terminated.
+        // A version that does not fit is cut short, still NUL-terminated
+        // (`CBuf` keeps the last byte, and `bytes` starts zeroed).
         let _ = write!(w, "{}.{}.{}", fw >> 32, (fw >> 16) & 0xffff, fw & 0xffff);
-        let end = w.len;
-        if let Some(nul) = w.buf.get_mut(end) {
-            *nul = 0;
-        }
+        let len = w.len + 1;
+        // SAFETY: `out` is ib_core's buffer of `IB_FW_VERSION_NAME_MAX`
+        // (= `FW_STR_MAX`) bytes, writable; `len <= FW_STR_MAX` (`CBuf`
+        // keeps the last byte for the NUL) and `bytes` is a local.
+        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), out.cast::<u8>(), len) };
     }
 
     unsafe extern "C" fn alloc_pd(
@@ -277,16 +280,29 @@ impl<T: Driver> Adapter<T> {
         })
     }
 
+    /// Called by `ib_free_cq` (`drivers/infiniband/core/cq.c`) before it
+    /// stops its own poller (`irq_poll_disable`, `cancel_work_sync`): from
+    /// here on no completion handler of ours runs, so none can schedule
+    /// that poller again on a CQ about to be freed.
+    unsafe extern "C" fn pre_destroy_cq(cq: *mut bindings::ib_cq) -> c_int {
+        // SAFETY: see the module comment.
+        let obj = unsafe { Cq::<T>::from_raw(cq) };
+        obj.layer().kill();
+        0
+    }
+
     unsafe extern "C" fn destroy_cq(
         cq: *mut bindings::ib_cq,
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
         // SAFETY: see the module comment.
         let (obj, dev) = unsafe { (Cq::<T>::from_raw(cq), DevObj::<T>::from_ib((*cq).device)) };
-        dev.destroy_cq(obj);
-        // No completion handler runs after this, nor while ib_core frees
-        // the CQ.
+        // First: no completion handler runs from here on, so none runs while
+        // the driver tears the CQ down, nor after ib_core frees it. From
+        // `ib_free_cq`, `pre_destroy_cq` did it already (idempotent); this
+        // covers `ib_destroy_cq_user`, which has no such step.
         obj.layer().kill();
+        dev.destroy_cq(obj);
         // SAFETY: ib_core frees the CQ after this returns, unused.
         unsafe { obj.drop_data() };
         0
