@@ -532,7 +532,8 @@ fn errno_err(errno: i32) -> Error {
     Error::from_errno(-errno)
 }
 
-impl AtomicApi for Api {
+// SAFETY: `device` only clones an `Arc`: it does not sleep.
+unsafe impl AtomicApi for Api {
     type Client = DeviceReports;
     type Dev = DevState;
     type Qp = ExtQp;

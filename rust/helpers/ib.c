@@ -64,6 +64,10 @@ struct ib_device *mlx_ext_ah_device(const struct ib_ah *ah)
  * each): a lock of the other module taken inside one of ours is a driver
  * call's, released before the call returns.
  */
+#ifdef CONFIG_PREEMPT_RT
+/* spinlock_t sleeps there: it may not be taken with interrupts off. */
+#error "mlx_ext's IRQ-safe spinlocks (rust/ib/sync.rs) do not support PREEMPT_RT"
+#endif
 static DEFINE_PER_CPU(unsigned int, irq_lock_depth);
 static DEFINE_PER_CPU(unsigned long, irq_lock_flags);
 
@@ -79,9 +83,16 @@ void mlx_ext_spin_lock_irq_nested(spinlock_t *lock)
 
 void mlx_ext_spin_unlock_irq_nested(spinlock_t *lock)
 {
+	/*
+	 * Interrupts come back on before preemption does, as with
+	 * spin_unlock_irqrestore(): a reschedule asked for meanwhile is taken
+	 * at the preempt_enable().
+	 */
+	preempt_disable();
 	spin_unlock(lock);
 	if (__this_cpu_dec_return(irq_lock_depth) == 0)
 		local_irq_restore(__this_cpu_read(irq_lock_flags));
+	preempt_enable();
 }
 
 bool mlx_ext_irqs_disabled(void)

@@ -65,6 +65,11 @@ pub unsafe trait HasClientVTable {
 pub struct ClientVTable {
     raw: Opaque<bindings::ib_client>,
     registered: AtomicBool,
+    /// Whether `with_data_of` may look the client's data up: set once the
+    /// client is registered, cleared (and a grace period waited for) before
+    /// it unregisters, so that no lookup runs while its client id may be
+    /// freed and given to another client (`remove_client_id`).
+    lookups: AtomicBool,
 }
 
 // SAFETY: after registration only ib_core touches `raw`, under its own locks;
@@ -87,6 +92,7 @@ impl ClientVTable {
                 ..unsafe { MaybeUninit::<bindings::ib_client>::zeroed().assume_init() }
             }),
             registered: AtomicBool::new(false),
+            lookups: AtomicBool::new(false),
         }
     }
 
@@ -135,6 +141,8 @@ impl<T: Client> Registration<T> {
         let ret = to_result(unsafe { bindings::ib_register_client(vtable.as_raw()) });
         if ret.is_err() {
             vtable.registered.store(false, Ordering::Release);
+        } else {
+            vtable.lookups.store(true, Ordering::Release);
         }
         ret.map(|()| Self {
             _client: PhantomData,
@@ -145,6 +153,10 @@ impl<T: Client> Registration<T> {
 impl<T: Client> Drop for Registration<T> {
     fn drop(&mut self) {
         let vtable = T::vtable();
+        // Lookups end first: none that began before runs on once the
+        // client id may be reused.
+        vtable.lookups.store(false, Ordering::Release);
+        super::sync::synchronize_rcu();
         // SAFETY: `self` exists, so `vtable` was registered by `new`.
         unsafe { bindings::ib_unregister_client(vtable.as_raw()) };
         vtable.registered.store(false, Ordering::Release);
@@ -270,14 +282,15 @@ pub(super) unsafe fn with_data_of<T: Client, R>(
     dev: *mut bindings::ib_device,
     f: impl FnOnce(&T::DeviceData) -> R,
 ) -> Option<R> {
-    if !T::vtable().registered.load(Ordering::Acquire) {
+    let _rcu = super::sync::rcu_read_lock();
+    if !T::vtable().lookups.load(Ordering::Acquire) {
         return None;
     }
-    let _rcu = super::sync::rcu_read_lock();
     // SAFETY: `dev` is valid (the caller's contract) and the vtable
-    // registered (checked above; unregistering removes every device's data
-    // first, which the grace period below covers); the helper is an
-    // `xa_load` of the client's slot.
+    // registered, with its client id, until a grace period after `lookups`
+    // was cleared (`Registration::drop`), and this reader saw it set inside
+    // its read-side critical section; the helper is an `xa_load` of the
+    // client's slot.
     let slot = unsafe { bindings::mlx_ext_ib_get_client_data(dev, T::vtable().as_raw()) };
     // SAFETY: a non-null slot is the `Slot<T>` `add_callback` stored;
     // `remove_callback` clears the slot and waits for a grace period before

@@ -418,7 +418,13 @@ pub struct Caps {
 }
 
 /// The feature behind the exported API (`include/mlx_ext/mlx_ext.h`).
-pub trait AtomicApi: 'static {
+///
+/// # Safety
+///
+/// [`AtomicApi::device`] does not sleep: it runs in an RCU read-side
+/// critical section, whose grace period is what keeps the client's data
+/// alive while it runs.
+pub unsafe trait AtomicApi: 'static {
     /// The ib_core client whose per-device data holds the records.
     type Client: Client;
     /// What the API keeps of a device, shared by its QPs: it outlives the
@@ -428,7 +434,8 @@ pub trait AtomicApi: 'static {
     type Qp: Send + Sync;
 
     /// The device's API state from the client's data. Called in an RCU
-    /// read-side critical section: must not sleep.
+    /// read-side critical section: must not sleep (the trait's safety
+    /// contract).
     fn device(data: &<Self::Client as Client>::DeviceData) -> Arc<Self::Dev>;
     /// `mlx_ext_query_caps`.
     fn query(dev: &Self::Dev) -> Caps;
@@ -463,7 +470,8 @@ pub mod entry {
             return None;
         }
         // SAFETY: the header's contract: `dev` is a device the ULP holds
-        // (valid for the call); `A::device` does not sleep (its contract).
+        // (valid for the call); `A::device` does not sleep (the unsafe
+        // trait's contract).
         unsafe { super::super::client::with_data_of::<A::Client, _>(dev, A::device) }
     }
 

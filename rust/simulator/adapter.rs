@@ -10,9 +10,11 @@ use super::sa::SimSa;
 use super::vf::VfGuids;
 use crate::ib::{
     driver::{
-        self, AhAttr, Cq, CqNotifier, DeviceAttr, Driver, Mr, MrKeys, MrMap, Pd, PortAttr,
-        PortImmutable, PortState, Qp, QpAttr, QpInitAttr, QpRef, QpType, RecvWr, SendWr,
-        VfGuidKind, WcSink, CORE_CAP_IB_NO_SMI, MGMT_MAD_SIZE,
+        self,
+        dma::{DmaRange, MappedPages},
+        AhAttr, Cq, CqNotifier, DeviceAttr, Driver, Mr, MrKeys, MrMap, Pd, PortAttr, PortImmutable,
+        PortState, Qp, QpAttr, QpInitAttr, QpRef, QpType, RecvWr, SendWr, Sge, VfGuidKind, WcSink,
+        CORE_CAP_IB_NO_SMI, MGMT_MAD_SIZE,
     },
     sync::IrqSpinLock,
     wq::OwnedQueue,
@@ -20,7 +22,7 @@ use crate::ib::{
 use crate::new_irq_spinlock;
 use crate::sim::{
     control::NewDevice,
-    fabric::{self, check_atomic, locate, Access, Key, Region, RegionState, WcStatus, WrOpcode},
+    fabric::{self, check_atomic, Access, Key, Region, RegionState, WcStatus, WrOpcode},
     faults::CreateFaults,
     model::{Model, MAX_PORTS},
 };
@@ -134,16 +136,9 @@ struct MrEntry {
 enum MrKind {
     /// The DMA MR: all memory, at its kernel virtual addresses.
     Dma,
-    /// A fast-registration MR: the pages its last `ib_map_mr_sg` found.
-    Frwr {
-        /// `max_pages` slots, `npages` of them mapped.
-        pages: KVVec<u64>,
-        npages: usize,
-        page_size: u64,
-        /// What the mapping covers; a REG_MR makes it the region's.
-        iova: u64,
-        length: u64,
-    },
+    /// A fast-registration MR: the pages its last `ib_map_mr_sg` found,
+    /// and what they cover (a REG_MR makes it the region's).
+    Frwr(MappedPages),
 }
 
 /// What the adapter, its QPs and the fabric share: its identity, knobs and
@@ -199,29 +194,10 @@ impl AdapterShared {
     fn map_mr(&self, index: u32, map: &MrMap<'_>) -> Result {
         let mut mrs = self.mrs.lock();
         let entry = mrs.get_mut(&index).ok_or(EINVAL)?;
-        let MrKind::Frwr {
-            pages,
-            npages,
-            page_size,
-            iova,
-            length,
-        } = &mut entry.kind
-        else {
+        let MrKind::Frwr(pages) = &mut entry.kind else {
             return Err(EINVAL);
         };
-        if map.pages.len() > pages.len() {
-            return Err(ENOMEM);
-        }
-        // Not `copy_from_slice`: its length-mismatch panic path trips
-        // objtool on Rust code in 6.12.
-        for (slot, page) in pages.iter_mut().zip(map.pages) {
-            *slot = *page;
-        }
-        *npages = map.pages.len();
-        *page_size = u64::from(map.page_size);
-        *iova = map.iova;
-        *length = map.length;
-        Ok(())
+        pages.set(map)
     }
 
     /// Executes an `IB_WR_REG_MR` posted on a QP of PD `pd`.
@@ -229,13 +205,7 @@ impl AdapterShared {
         let mut mrs = self.mrs.lock();
         let entry = mrs.get_mut(&reg.index).ok_or(WcStatus::LocProtErr)?;
         let key = Key::from_raw(reg.key);
-        let MrKind::Frwr {
-            npages,
-            iova,
-            length,
-            ..
-        } = &entry.kind
-        else {
+        let MrKind::Frwr(pages) = &entry.kind else {
             return Err(WcStatus::LocProtErr);
         };
         // A key of another MR, or of another PD, or an MR registered
@@ -243,15 +213,15 @@ impl AdapterShared {
         if key.index() != reg.index
             || entry.region.pd != pd
             || entry.region.state == RegionState::Valid
-            || *npages == 0
+            || pages.count() == 0
         {
             return Err(WcStatus::LocProtErr);
         }
         entry.region = Region {
             key,
             pd,
-            iova: *iova,
-            length: *length,
+            iova: pages.iova(),
+            length: pages.length(),
             access: Access::from_bits(reg.access),
             state: RegionState::Valid,
         };
@@ -263,7 +233,7 @@ impl AdapterShared {
         let key = Key::from_raw(rkey);
         let mut mrs = self.mrs.lock();
         let entry = mrs.get_mut(&key.index()).ok_or(WcStatus::LocProtErr)?;
-        if !matches!(entry.kind, MrKind::Frwr { .. })
+        if !matches!(entry.kind, MrKind::Frwr(_))
             || entry.region.key != key
             || entry.region.pd != pd
         {
@@ -273,65 +243,63 @@ impl AdapterShared {
         Ok(())
     }
 
-    /// The kernel virtual address of `[addr, addr + len)` under local key
-    /// `lkey` of PD `pd`, which must grant `need`; a local protection error
-    /// otherwise (the range must lie in one page of an FRWR MR).
+    /// The memory the first `len` bytes of `sge`, of a work request on a QP
+    /// of PD `pd`, reach, if its lkey grants `need` on them; a local
+    /// protection error otherwise (the range must lie in one page of an
+    /// FRWR MR).
     pub(super) fn translate_local(
         &self,
         pd: u32,
-        lkey: u32,
-        addr: u64,
+        sge: &Sge,
         len: u64,
         need: Access,
-    ) -> Result<u64, WcStatus> {
-        let key = Key::from_raw(lkey);
+    ) -> Result<DmaRange, WcStatus> {
+        let key = Key::from_raw(sge.lkey());
         let mrs = self.mrs.lock();
         let entry = mrs.get(&key.index()).ok_or(WcStatus::LocProtErr)?;
         let r = &entry.region;
         if r.key != key || r.pd != pd || r.state != RegionState::Valid || !r.access.contains(need) {
             return Err(WcStatus::LocProtErr);
         }
-        let offset = r.offset_of(addr, len).ok_or(WcStatus::LocProtErr)?;
-        translate(entry, offset, len).ok_or(WcStatus::LocProtErr)
+        let offset = r.offset_of(sge.addr(), len).ok_or(WcStatus::LocProtErr)?;
+        match &entry.kind {
+            // Kernel addresses one to one: the SGE's own bytes.
+            MrKind::Dma => sge.dma().and_then(|d| d.sub(0, len)),
+            MrKind::Frwr(pages) => in_pages(pages, r.iova, offset, len),
+        }
+        .ok_or(WcStatus::LocProtErr)
     }
 
-    /// Runs `f` with the kernel virtual address of the atomic target
-    /// `iova` under `rkey` of PD `pd`, with the region held: it cannot be
-    /// deregistered meanwhile.
+    /// Runs `f` with the atomic target `iova` under `rkey` of PD `pd`, with
+    /// the region held: it cannot be deregistered meanwhile.
     pub(super) fn with_atomic_target<R>(
         &self,
         rkey: u32,
         pd: u32,
         iova: u64,
-        f: impl FnOnce(u64) -> R,
+        f: impl FnOnce(DmaRange) -> R,
     ) -> Result<R, WcStatus> {
         let mrs = self.mrs.lock();
         let entry = mrs.get(&Key::from_raw(rkey).index());
         let offset = check_atomic(entry.map(|e| &e.region), rkey, pd, iova)?;
         let entry = entry.ok_or(WcStatus::RemAccessErr)?;
-        let va = translate(entry, offset, fabric::ATOMIC_LEN).ok_or(WcStatus::RemAccessErr)?;
-        Ok(f(va))
+        let target = match &entry.kind {
+            // ib_core never gives the PD's DMA MR remote atomic access
+            // (`__ib_alloc_pd`, drivers/infiniband/core/verbs.c:287-300:
+            // local write, and remote read and write with the unsafe global
+            // rkey), so `check_atomic` refused it already.
+            MrKind::Dma => None,
+            MrKind::Frwr(pages) => in_pages(pages, entry.region.iova, offset, fabric::ATOMIC_LEN),
+        }
+        .ok_or(WcStatus::RemAccessErr)?;
+        Ok(f(target))
     }
 }
 
-/// The kernel virtual address of byte `offset` of `entry`'s region, if the
-/// `len` bytes from there lie in one page.
-fn translate(entry: &MrEntry, offset: u64, len: u64) -> Option<u64> {
-    match &entry.kind {
-        MrKind::Dma => entry.region.iova.checked_add(offset),
-        MrKind::Frwr {
-            pages,
-            npages,
-            page_size,
-            ..
-        } => {
-            let (index, in_page) = locate(entry.region.iova, *page_size, *npages, offset)?;
-            if in_page.checked_add(len)? > *page_size {
-                return None;
-            }
-            pages.get(index)?.checked_add(in_page)
-        }
-    }
+/// The memory of bytes `offset..offset + len` of a region at `iova` mapped
+/// on `pages`, if they lie in the mapping and in one page.
+fn in_pages(pages: &MappedPages, iova: u64, offset: u64, len: u64) -> Option<DmaRange> {
+    pages.span(iova.checked_add(offset)?, len)
 }
 
 /// A simulated adapter: the driver data of its ib_device.
@@ -740,18 +708,7 @@ impl Driver for Adapter {
         if max_pages == 0 || max_pages > MAX_FRWR_PAGES {
             return Err(EINVAL);
         }
-        let n = usize::try_from(max_pages)?;
-        let mut pages = KVVec::with_capacity(n, GFP_KERNEL)?;
-        for _ in 0..n {
-            pages.push(0u64, GFP_KERNEL)?;
-        }
-        let kind = MrKind::Frwr {
-            pages,
-            npages: 0,
-            page_size: 0,
-            iova: 0,
-            length: 0,
-        };
+        let kind = MrKind::Frwr(MappedPages::new(usize::try_from(max_pages)?)?);
         self.new_mr(pd.data().id, kind, 0)
     }
 

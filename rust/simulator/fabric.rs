@@ -9,7 +9,7 @@
 use super::adapter::{lid_to_device, Adapter};
 use super::queues::QpShared;
 use crate::ib::{
-    driver::{dma, SendWr, Sge, UdWr},
+    driver::{SendWr, Sge, UdWr},
     sync::IrqSpinLock,
 };
 use crate::new_irq_spinlock;
@@ -192,7 +192,7 @@ fn atomic(qp: &QpShared, p: &Pending, op: AtomicOp) -> Result<u32, WcStatus> {
         return Err(WcStatus::RemOpErr);
     }
     let sge = match (p.sge_count(), p.sges[0]) {
-        (1, Some(sge)) if sge.length == 8 => sge,
+        (1, Some(sge)) if sge.length() == 8 => sge,
         _ => return Err(WcStatus::LocLenErr),
     };
     let (dlid, dest_qpn, max_rd_atomic) = {
@@ -205,7 +205,7 @@ fn atomic(qp: &QpShared, p: &Pending, op: AtomicOp) -> Result<u32, WcStatus> {
     }
     let local = qp
         .adapter
-        .translate_local(qp.pd, sge.lkey, sge.addr, 8, Access::LOCAL_WRITE)?;
+        .translate_local(qp.pd, &sge, 8, Access::LOCAL_WRITE)?;
     // A request nobody answers is retried until the retry count runs out.
     let resp = qp
         .fabric
@@ -229,12 +229,13 @@ fn atomic(qp: &QpShared, p: &Pending, op: AtomicOp) -> Result<u32, WcStatus> {
     }
     let old = resp
         .adapter
-        .with_atomic_target(p.rkey, resp.pd, p.remote_addr, |va| {
+        .with_atomic_target(p.rkey, resp.pd, p.remote_addr, |target| {
             let _serialised = qp.fabric.atomics.lock();
-            dma::update_u64(va, |old| op.new_value(old))
+            target.update_u64(|old| op.new_value(old))
         })?
         .map_err(|_| WcStatus::RemAccessErr)?;
-    dma::write(local, &reply_bytes(old, qp.adapter.model.reply_order))
+    local
+        .write(&reply_bytes(old, qp.adapter.model.reply_order))
         .map_err(|_| WcStatus::LocProtErr)?;
     qp.adapter.count_atomic();
     Ok(8)

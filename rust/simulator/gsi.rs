@@ -10,7 +10,6 @@
 use super::adapter::SM_LID;
 use super::fabric::Pending;
 use super::queues::QpShared;
-use crate::ib::driver::dma;
 use crate::sim::fabric::{Access, WcStatus};
 use crate::sim::sa::MAD_LEN;
 
@@ -35,20 +34,14 @@ pub(super) fn send(
     let mut mad = [0u8; MAD_LEN];
     let mut len = 0usize;
     for sge in p.sges() {
-        let n = sge.length as usize;
+        let n = sge.length() as usize;
         let Some(dst) = mad.get_mut(len..len + n) else {
             return (WcStatus::LocLenErr, 0, false);
         };
         let read = qp
             .adapter
-            .translate_local(
-                qp.pd,
-                sge.lkey,
-                sge.addr,
-                u64::from(sge.length),
-                Access::empty(),
-            )
-            .and_then(|va| dma::read(va, dst).map_err(|_| WcStatus::LocProtErr));
+            .translate_local(qp.pd, sge, u64::from(sge.length()), Access::empty())
+            .and_then(|src| src.read(dst).map_err(|_| WcStatus::LocProtErr));
         if let Err(status) = read {
             return (status, 0, false);
         }

@@ -12,10 +12,11 @@ mod sa;
 mod vf;
 
 use crate::ib::{
-    bus::{BusDevice, BusOps},
+    bus::{Bus, BusDevice, BusOps},
     debugfs,
     driver::{DeviceParams, Registration},
     wq::OwnedQueue,
+    DirOps, File, ShowBuf,
 };
 use crate::sim::control::{self, NewDevice};
 use adapter::Adapter;
@@ -48,6 +49,8 @@ pub struct Simulator {
     module: &'static ThisModule,
     /// `/sys/kernel/debug/mlx_ext_sim/`; the simulator works without it.
     debugfs: Option<Arc<debugfs::Root>>,
+    /// `/sys/kernel/debug/mlx_ext_sim/selftest/`.
+    _selftest: Option<debugfs::Dir<LayerSelftest>>,
     devices: Pin<KBox<Mutex<Devices>>>,
     /// What connects the adapters' QPs.
     fabric: Arc<fabric::Fabric>,
@@ -63,9 +66,15 @@ impl Simulator {
             .inspect_err(|e| pr_warn!("no debugfs knobs ({:?})\n", e))
             .ok();
         let wq = Arc::new(OwnedQueue::new(c_str!("mlx_ext_sim"))?, GFP_KERNEL)?;
+        let selftest = debugfs.as_ref().and_then(|root| {
+            debugfs::Dir::new_in(root, c_str!("selftest"), LayerSelftest, &SELFTEST_FILES)
+                .inspect_err(|e| pr_warn!("no debugfs selftest ({:?})\n", e))
+                .ok()
+        });
         Ok(Self {
             module,
             debugfs,
+            _selftest: selftest,
             fabric: fabric::Fabric::new()?,
             wq,
             devices: KBox::pin_init(
@@ -172,5 +181,43 @@ impl BusOps for Simulator {
         devices.closing = true;
         // Every device is unregistered before the bus goes.
         drop(core::mem::take(&mut devices.by_id));
+    }
+}
+
+/// `/sys/kernel/debug/mlx_ext_sim/selftest/layer`: rules of the `ib` layer
+/// no other path of the simulator reaches (a test interface, no stable
+/// ABI). A read registers a second simulator bus while the module's lives
+/// and shows `bus ERRNO`: `-16` (`EBUSY`), as it must (one static
+/// `bus_type`, which a second `bus_register` would corrupt).
+struct LayerSelftest;
+
+static SELFTEST_FILES: [File<'static>; 1] = [File {
+    name: c_str!("layer"),
+    mode: 0o400,
+    id: 0,
+}];
+
+/// A bus whose control files refuse everything.
+struct NoBus;
+
+impl BusOps for NoBus {
+    fn new_device(&self, _text: &[u8]) -> Result {
+        Err(EPERM)
+    }
+
+    fn del_device(&self, _text: &[u8]) -> Result {
+        Err(EPERM)
+    }
+
+    fn shutdown(&self) {}
+}
+
+impl DirOps for LayerSelftest {
+    fn show(&self, _id: u32, out: &mut ShowBuf<'_>) -> Result {
+        let errno = match Bus::new(NoBus) {
+            Ok(_second) => 0,
+            Err(e) => e.to_errno(),
+        };
+        core::fmt::Write::write_fmt(out, format_args!("bus {errno}\n")).map_err(|_| ENOSPC)
     }
 }

@@ -15,8 +15,7 @@ use super::fabric::{self, Fabric, Pending};
 use super::gsi;
 use crate::ib::{
     driver::{
-        dma, qp_mask, CqNotifier, QpAttr, QpInitAttr, QpRef, QpState, QpType, RecvWr, Sge, Wc,
-        WcSink,
+        qp_mask, CqNotifier, QpAttr, QpInitAttr, QpRef, QpState, QpType, RecvWr, Sge, Wc, WcSink,
     },
     sync::IrqSpinLock,
 };
@@ -422,7 +421,17 @@ impl QpShared {
             self.send_cq.purge(self.me);
             self.recv_cq.purge(self.me);
         }
-        Ok(next == QpState::Err)
+        let err = next == QpState::Err;
+        drop(q);
+        if next == QpState::Reset {
+            // As rxe's reset stops its tasks first (rxe_qp_reset,
+            // drivers/infiniband/sw/rxe/rxe_qp.c:517-518): a request the
+            // work item is executing ends before this returns, so nothing
+            // touches the ULP's buffers after it. (It completes into
+            // nothing: `generation`.)
+            drop(self.exec.lock());
+        }
+        Ok(err)
     }
 
     /// Queues a send request; `Ok(true)` if the work item must be kicked.
@@ -556,13 +565,17 @@ impl QpShared {
         };
         let len = gsi::GRH_LEN + MAD_LEN;
         let status = match buf.sge {
-            Some(sge) if sge.length as usize >= len => self
+            Some(sge) if sge.length() as usize >= len => self
                 .adapter
-                .translate_local(self.pd, sge.lkey, sge.addr, len as u64, Access::LOCAL_WRITE)
-                .and_then(|va| {
+                .translate_local(self.pd, &sge, len as u64, Access::LOCAL_WRITE)
+                .and_then(|dst| {
                     // No GRH: its room is left as zeroes.
-                    dma::write(va, &[0u8; gsi::GRH_LEN])
-                        .and_then(|()| dma::write(va + gsi::GRH_LEN as u64, mad))
+                    dst.write(&[0u8; gsi::GRH_LEN])
+                        .and_then(|()| {
+                            dst.sub(gsi::GRH_LEN as u64, MAD_LEN as u64)
+                                .ok_or(EFAULT)?
+                                .write(mad)
+                        })
                         .map_err(|_| WcStatus::LocProtErr)
                 }),
             _ => Err(WcStatus::LocLenErr),

@@ -64,6 +64,9 @@
  *	"calls N up U count C": the GUID-change notifications mlx_ext gave the
  *	ULP's notifier (mlx_ext_register_guid_notifier) for that function of
  *	DEV's PORT since the ULP was loaded, and the last one's up and count.
+ *   lastfail
+ *	"softirq S": whether the last burst operation that failed was ended
+ *	in softirq context (1) or not (0); -1 before any.
  *   syncself DEV POLL
  *	mlx_ext_atomic() called from the done callback of an operation on the
  *	same QP (its send CQ's completion context): "status S inner R", R
@@ -1284,9 +1287,15 @@ struct burst {
 	struct completion all;
 };
 
+/* Where the last operation that failed was ended: for "lastfail". */
+static atomic_t lastfail_softirq = ATOMIC_INIT(-1);
+
 static void burst_done(struct mlx_ext_atomic *op)
 {
 	struct burst *b = op->context;
+
+	if (op->status)
+		atomic_set(&lastfail_softirq, !!in_serving_softirq());
 
 	if (atomic_dec_and_test(&b->left))
 		complete(&b->all);
@@ -1769,9 +1778,9 @@ static int caps_fn(void *arg)
 		atomic_inc(r ? &caps_other : &caps_ok);
 		cond_resched();
 	}
-	/* Lets the device's unregistration finish. */
-	ib_device_put(dev);
+	/* Before the put, which lets the device's removal (and the test) go on. */
 	atomic_set(&caps_running, 0);
+	ib_device_put(dev);
 	/* Stay until capsresult or the module's exit reaps the thread. */
 	set_current_state(TASK_INTERRUPTIBLE);
 	while (!kthread_should_stop()) {
@@ -1994,6 +2003,11 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 		return PTR_ERR(buf);
 	mutex_lock(&ulp_lock);
 	ret = -EINVAL;
+	if (sysfs_streq(buf, "lastfail")) {
+		snprintf(result, RESULT_MAX, "softirq %d\n", atomic_read(&lastfail_softirq));
+		ret = 0;
+		goto out;
+	}
 	if (sysfs_streq(buf, "syncresult")) {
 		snprintf(result, RESULT_MAX, "ret %d\n", sync_ret);
 		ret = 0;

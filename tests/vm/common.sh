@@ -7,6 +7,14 @@ IB=/sys/class/infiniband
 # kmemleak report, a refcount or kobject misuse).
 KERNEL_SPLAT='WARNING:|BUG[: ]|Oops|refcount_t|general protection|Call Trace|UBSAN|possible (circular|recursive) locking|unreferenced object|kobject.*(not initialized|already)'
 
+# lockdep_live: whether lockdep still checks (it turns itself off for good
+# after its first report of any kind, and KASAN reports turn it off too).
+# A test that relies on lockdep checks it before and after: a report in
+# between, whatever its headline, leaves it off.
+lockdep_live() {
+	grep -qE '^ *debug_locks: +1$' /proc/lockdep_stats 2>/dev/null
+}
+
 # Prints the kernel log lines that match KERNEL_SPLAT.
 kernel_splats() {
 	dmesg | grep -E "$KERNEL_SPLAT"

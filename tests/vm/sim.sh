@@ -43,6 +43,10 @@ test_sim_load() {
 		expect_eq "$(stat -c %a $SIMBUS/$f)" 200 "mode of $f" || return 1
 	done
 	[ -d $SIMDBG ] || { echo "$SIMDBG missing"; return 1; }
+	# The bus is one static bus_type: a second registration is refused
+	# (debugfs selftest/layer), not made over the first.
+	# (The bus still works after it: test_sim_models makes its devices.)
+	expect_eq "$(cat $SIMDBG/selftest/layer)" "bus -16" "a second bus"
 }
 
 # Each model as ib_core and mlx_ext see it (models table:

@@ -377,16 +377,43 @@ pub struct QpAttr {
     pub max_dest_rd_atomic: u8,
 }
 
-/// A scatter/gather entry (`struct ib_sge`).
+/// A scatter/gather entry (`struct ib_sge`) of a work request a ULP posted.
+/// Only this layer makes one (read in place from the ULP's `sg_list`): its
+/// bytes are memory the ULP handed the device ([`Sge::dma`]).
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub struct Sge {
-    /// Address: with no DMA device, a kernel virtual address.
-    pub addr: u64,
+    addr: u64,
+    length: u32,
+    lkey: u32,
+}
+
+impl Sge {
+    /// Address: with no DMA device, a kernel virtual address; with an FRWR
+    /// lkey, an address in the region's IOVA space.
+    pub fn addr(&self) -> u64 {
+        self.addr
+    }
+
     /// Length in bytes.
-    pub length: u32,
+    pub fn length(&self) -> u32 {
+        self.length
+    }
+
     /// Local key of the region it is in.
-    pub lkey: u32,
+    pub fn lkey(&self) -> u32 {
+        self.lkey
+    }
+
+    /// Its bytes, taken as kernel addresses: what a device reaches through
+    /// a key that maps kernel addresses one to one (the PD's DMA MR). The
+    /// driver checks first that the lkey is such a key (with an FRWR lkey,
+    /// `addr` is in the region's IOVA space: use
+    /// [`super::dma::MappedPages::span`]). `None` if they are not a
+    /// plausible kernel range.
+    pub fn dma(&self) -> Option<super::dma::DmaRange> {
+        super::dma::DmaRange::from_ulp(self.addr, u64::from(self.length))
+    }
 }
 
 // `Sge` is read in place from the ULP's `sg_list`.
@@ -448,16 +475,24 @@ pub struct RegWr<'a, T: Driver> {
     pub access: u32,
 }
 
-/// The mapping of an FRWR MR after `ib_map_mr_sg`.
+/// The mapping of an FRWR MR after `ib_map_mr_sg`, made by this layer only:
+/// a driver keeps it in a [`super::dma::MappedPages`].
 pub struct MrMap<'a> {
     /// Its first address.
-    pub iova: u64,
+    pub(super) iova: u64,
     /// Its length in bytes.
-    pub length: u64,
+    pub(super) length: u64,
     /// The size of its pages.
-    pub page_size: u32,
+    pub(super) page_size: u32,
     /// The DMA address of each page, in order.
-    pub pages: &'a [u64],
+    pub(super) pages: &'a [u64],
+}
+
+impl MrMap<'_> {
+    /// How many pages it has.
+    pub fn page_count(&self) -> usize {
+        self.pages.len()
+    }
 }
 
 /// A receive work request, as posted.
