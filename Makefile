@@ -13,9 +13,15 @@
 #   make kernel  build (or reuse) the cached test kernel
 #   make setup   install the Debian packages and bindgen-cli the rest needs
 #   make clean   remove build products of this tree (not the kernel cache)
+#
+# On your own kernel (Documentation/building.rst, "Your own kernel"):
+#   make modules [KDIR=/path/to/kernel/build]   (default: the running kernel's)
+#   make modules_install [KDIR=...] [INSTALL_MOD_PATH=...] [INSTALL_MOD_DIR=updates]
 
 SHELL := /bin/bash
-.PHONY: run check shell vm-run bench bench-host bench-vm bench-guid module kernel setup clean
+KDIR ?= /lib/modules/$(shell uname -r)/build
+.PHONY: run check shell vm-run bench bench-host bench-vm bench-guid module kernel setup clean \
+	modules modules_install
 
 run: setup
 	@kdir=$$(scripts/build-module.sh) && \
@@ -55,8 +61,15 @@ kernel: setup
 setup:
 	@scripts/setup.sh
 
+modules:
+	@scripts/modules.sh modules "$(KDIR)"
+
+modules_install:
+	@scripts/modules.sh modules_install "$(KDIR)"
+
 clean:
-	@source scripts/lib.sh && kdir=$$(kernel_dir) && \
+	@if [ "$(origin KDIR)" = "command line" ]; then scripts/modules.sh clean "$(KDIR)"; \
+	else source scripts/lib.sh && kdir=$$(kernel_dir) && \
 		if [ -d "$$kdir/linux-source-6.12" ]; then \
-			make -C "$$kdir/linux-source-6.12" M=$(CURDIR) $$(kmake_vars) clean; fi
+			make -C "$$kdir/linux-source-6.12" M=$(CURDIR) $$(kmake_vars) clean; fi; fi
 	rm -rf build target

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make check`: every test of mlx_ext. Host: cargo test, the harness's own
 # tests, rustfmt, clippy; kernel: module build without warnings (the
-# kernel's CLIPPY=1); VM: the KTAP tests in QEMU. The last line sums up all
-# of them. Every step that could hang has a time limit (MLX_EXT_*_TIMEOUT).
+# kernel's CLIPPY=1); VM: the KTAP tests in QEMU; install: `make modules`
+# and `make modules_install` into a staging root, as a user with their own
+# kernel runs them. The last line sums up all of them. Every step that
+# could hang has a time limit (MLX_EXT_*_TIMEOUT).
 source "$(dirname "$0")/lib.sh"
 cd "$MLX_EXT_ROOT"
 
@@ -101,4 +103,17 @@ set -e
 read -r p f s < <(sed -nE 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p' "$MLX_EXT_BUILD/vm-check.out" | tail -n1)
 passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0})) skipped=$((skipped + ${s:-0}))
 if [ "$vm_rc" != 0 ] && [ "${f:-0}" = 0 ]; then result "vm run (see the reason above)" 1; fi
+
+# After the VM tests: it rebuilds the modules in the tree as a user would.
+say "install: make modules and modules_install KDIR=<test kernel> into a staging root"
+set +e
+timeout -k 10 "${MLX_EXT_MODULE_TIMEOUT:-900}" "$MLX_EXT_ROOT/scripts/install-check.sh" \
+	"$kdir/linux-source-6.12" "$MLX_EXT_BUILD/stage" >"$MLX_EXT_BUILD/install.log" 2>&1
+rc=$?
+set -e
+cat "$MLX_EXT_BUILD/install.log"
+ktap_tally install "$MLX_EXT_BUILD/install.log"
+if [ "$rc" != 0 ] && ! grep -q '^not ok' "$MLX_EXT_BUILD/install.log"; then
+	result "install-check (exit $rc)" 1
+fi
 [ "$failed" = 0 ]

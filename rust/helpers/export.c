@@ -10,6 +10,7 @@
 #include <linux/completion.h>
 #include <linux/export.h>
 #include <linux/gfp.h>
+#include <linux/module.h>
 #include <linux/notifier.h>
 #include <linux/preempt.h>
 #include <linux/printk.h>
@@ -19,6 +20,9 @@
 #include <linux/workqueue.h>
 #include <mlx_ext/helpers.h>
 #include <mlx_ext/mlx_ext.h>
+
+/* The module's version, from the tree's VERSION file (Kbuild). */
+MODULE_VERSION(MLX_EXT_VERSION);
 
 EXPORT_SYMBOL_GPL(mlx_ext_api_version);
 EXPORT_SYMBOL_GPL(mlx_ext_query_caps);

@@ -20,11 +20,15 @@
 #include <linux/device.h>
 #include <linux/err.h>
 #include <linux/kstrtox.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
 #include <mlx_ext/helpers.h>
 #include <mlx_ext/sim.h>
+
+/* The module's version, from the tree's VERSION file (Kbuild). */
+MODULE_VERSION(MLX_EXT_VERSION);
 
 static const struct mlx_ext_simbus_ops *simbus_ops;
 static void *simbus_priv;

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# modules.sh modules|modules_install|clean KDIR: mlx_ext.ko and
+# mlx_ext_sim.ko built, installed or cleaned against the kernel build tree
+# KDIR (`make modules KDIR=...`, the default being the running kernel's
+# /lib/modules/$(uname -r)/build), the way Kbuild builds external modules.
+# The test ULP is not built (the test targets build it against their own
+# kernel). Before compiling it runs scripts/kernel-checks.sh, which stops
+# with one line if the tree or the toolchain cannot build mlx_ext.
+#
+# Environment: RUSTC, BINDGEN (default: rustc and bindgen on PATH; they
+# must be the ones the kernel was built with), INSTALL_MOD_PATH (a staging
+# root, default /), INSTALL_MOD_DIR (default updates), as Kbuild takes
+# them. modules_install is Kbuild's: it signs the modules when the kernel
+# has CONFIG_MODULE_SIG_ALL and its key (certs/signing_key.pem), and runs
+# depmod for that kernel release.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+[ $# = 2 ] || { echo "usage: modules.sh modules|modules_install|clean KDIR" >&2; exit 2; }
+target=$1 kdir=$2
+rustc=${RUSTC:-rustc}
+bindgen=${BINDGEN:-bindgen}
+
+if [ "$target" != clean ]; then
+	RUSTC=$rustc BINDGEN=$bindgen "$root/scripts/kernel-checks.sh" "$kdir"
+fi
+vars=("M=$root" "RUSTC=$rustc" "BINDGEN=$bindgen" MLX_EXT_NO_TESTS=y)
+# The C side is compiled by the compiler the kernel was built with.
+if grep -q '^CONFIG_CC_IS_CLANG=y' "$kdir/.config" 2>/dev/null; then
+	vars+=(LLVM=1)
+fi
+case "$target" in
+modules)
+	say "modules: make -C $kdir ${vars[*]} modules"
+	make -C "$kdir" "${vars[@]}" modules
+	;;
+modules_install)
+	[ -f "$root/mlx_ext.ko" ] || { echo "mlx_ext: nothing to install: run 'make modules KDIR=$kdir' first" >&2; exit 1; }
+	release=$(cat "$kdir/include/config/kernel.release" 2>/dev/null) ||
+		{ echo "mlx_ext: $kdir has no include/config/kernel.release" >&2; exit 1; }
+	export INSTALL_MOD_DIR=${INSTALL_MOD_DIR:-updates}
+	# Kbuild's modules_install signs (CONFIG_MODULE_SIG_ALL) and runs
+	# depmod for the release, in INSTALL_MOD_PATH (scripts/depmod.sh).
+	say "modules_install: make -C $kdir ${vars[*]} INSTALL_MOD_PATH=${INSTALL_MOD_PATH:-/} INSTALL_MOD_DIR=$INSTALL_MOD_DIR modules_install ($release)"
+	make -C "$kdir" "${vars[@]}" modules_install
+	;;
+clean)
+	make -C "$kdir" "${vars[@]}" clean
+	;;
+*)
+	echo "usage: modules.sh modules|modules_install|clean KDIR" >&2
+	exit 2
+	;;
+esac
