@@ -17,11 +17,12 @@
 # On your own kernel (Documentation/building.rst, "Your own kernel"):
 #   make modules [KDIR=/path/to/kernel/build]   (default: the running kernel's)
 #   make modules_install [KDIR=...] [INSTALL_MOD_PATH=...] [INSTALL_MOD_DIR=updates]
+#   make headers_install [KDIR=...] [DESTDIR=...]   mlx_ext.h and Module.symvers for ULPs
 
 SHELL := /bin/bash
 KDIR ?= /lib/modules/$(shell uname -r)/build
 .PHONY: run check shell vm-run bench bench-host bench-vm bench-guid module kernel setup clean \
-	modules modules_install
+	modules modules_install headers_install
 
 run: setup
 	@kdir=$$(scripts/build-module.sh) && \
@@ -66,6 +67,9 @@ modules:
 
 modules_install:
 	@scripts/modules.sh modules_install "$(KDIR)"
+
+headers_install:
+	@scripts/headers-install.sh "$(KDIR)"
 
 clean:
 	@if [ "$(origin KDIR)" = "command line" ]; then scripts/modules.sh clean "$(KDIR)"; \

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make check`: every test of mlx_ext. Host: cargo test, the harness's own
 # tests, rustfmt, clippy; kernel: module build without warnings (the
-# kernel's CLIPPY=1); VM: the KTAP tests in QEMU; install: `make modules`
-# and `make modules_install` into a staging root, as a user with their own
-# kernel runs them. The last line sums up all of them. Every step that
+# kernel's CLIPPY=1); VM: the KTAP tests in QEMU; install: `make modules`,
+# `make modules_install`, `make headers_install` into a staging root and
+# the sample ULP against them, as a user with their own kernel runs them;
+# dkms: Debian's dkms add/build/install (staged), booted in the VM. The last line sums up all of them. Every step that
 # could hang has a time limit (MLX_EXT_*_TIMEOUT).
 source "$(dirname "$0")/lib.sh"
 cd "$MLX_EXT_ROOT"
@@ -116,4 +117,26 @@ ktap_tally install "$MLX_EXT_BUILD/install.log"
 if [ "$rc" != 0 ] && ! grep -q '^not ok' "$MLX_EXT_BUILD/install.log"; then
 	result "install-check (exit $rc)" 1
 fi
+
+say "dkms: add, build, install (Debian's dkms, staged), then modprobe in the VM"
+set +e
+timeout -k 10 "${MLX_EXT_MODULE_TIMEOUT:-900}" "$MLX_EXT_ROOT/scripts/dkms-check.sh" "$kdir" \
+	>"$MLX_EXT_BUILD/dkms.log" 2>&1
+rc=$?
+cat "$MLX_EXT_BUILD/dkms.log"
+ktap_tally dkms "$MLX_EXT_BUILD/dkms.log"
+if [ "$rc" != 0 ] && ! grep -q '^not ok' "$MLX_EXT_BUILD/dkms.log"; then
+	result "dkms-check (exit $rc)" 1
+fi
+dkms_extra=$MLX_EXT_BUILD/dkms-extra
+mkdir -p "$dkms_extra" && cp VERSION "$dkms_extra/"
+if [ -d "$MLX_EXT_BUILD/dkms/lib/modules" ]; then
+	MLX_EXT_GUEST_MODULES=$MLX_EXT_BUILD/dkms/lib/modules \
+		"$MLX_EXT_ROOT/scripts/vm-run.sh" tests/vm/dkms.sh "$kdir" "$dkms_extra" | tee "$MLX_EXT_BUILD/vm-dkms.out"
+	vm_rc=${PIPESTATUS[0]}
+	read -r p f s < <(sed -nE 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p' "$MLX_EXT_BUILD/vm-dkms.out" | tail -n1)
+	passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0})) skipped=$((skipped + ${s:-0}))
+	if [ "$vm_rc" != 0 ] && [ "${f:-0}" = 0 ]; then result "dkms vm run (see the reason above)" 1; fi
+fi
+set -e
 [ "$failed" = 0 ]

@@ -6,6 +6,7 @@
 # guest's init runs.
 #
 # Usage: mkinitramfs.sh KERNEL_DIR SCRIPT OUTPUT EXTRA_DIR MODULE_KO...
+# (MLX_EXT_GUEST_MODULES: see "Modules" below.)
 # EXTRA_DIR's files (unless EXTRA_DIR is "") are copied to /extra in the
 # guest (test vectors).
 source "$(dirname "$0")/lib.sh"
@@ -38,12 +39,18 @@ ldd "$rdma" | awk '/=> \//{print $3} /^\t\/lib/{print $1}' | while read -r lib; 
 done
 
 # Modules: the kernel's, plus the tree's as out-of-tree "extra" modules.
-kver=$(ls "$kdir/modinst/lib/modules")
+# MLX_EXT_GUEST_MODULES, a lib/modules directory, replaces both: the guest
+# gets exactly what was installed there (scripts/dkms-check.sh installs
+# mlx_ext with DKMS into one), and none of the tree's modules.
+modroot=${MLX_EXT_GUEST_MODULES:-$kdir/modinst/lib/modules}
+kver=$(ls "$modroot")
 mkdir -p "$root/lib/modules"
-cp -a "$kdir/modinst/lib/modules/$kver" "$root/lib/modules/"
-rm -f "$root/lib/modules/$kver/build"
-mkdir -p "$root/lib/modules/$kver/extra"
-cp "$@" "$root/lib/modules/$kver/extra/"
+cp -a "$modroot/$kver" "$root/lib/modules/"
+rm -f "$root/lib/modules/$kver/build" "$root/lib/modules/$kver/source"
+if [ -z "${MLX_EXT_GUEST_MODULES:-}" ]; then
+	mkdir -p "$root/lib/modules/$kver/extra"
+	cp "$@" "$root/lib/modules/$kver/extra/"
+fi
 depmod -b "$root" "$kver" || die "depmod failed for the guest's modules"
 
 cp "$MLX_EXT_ROOT"/tests/vm/*.sh "$root/tests/"

@@ -14,6 +14,7 @@ DEB_PACKAGES=(
 	qemu-system-x86                         # the test VM
 	busybox-static iproute2                 # guest userland, `rdma` tool
 	gcc libc6-dev                           # the guest's static C helpers (tests/vm/*.c)
+	dkms                                    # make check installs mlx_ext with it (staged)
 )
 # The kernel needs bindgen >= 0.65.1; one pinned version, so that a new
 # release never changes the kernel cache key (lib.sh) behind anyone's back.

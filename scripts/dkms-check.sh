@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# dkms-check.sh KERNEL_DIR: mlx_ext through Debian's real dkms, as a user
+# installs it, against the cached test kernel KERNEL_DIR (make check runs
+# it), all in a staging area (build/dkms: dkms's --sourcetree, --dkmstree
+# and --installtree; nothing outside the tree is written):
+#   - the committed sources and dkms.conf as /usr/src/mlx_ext-<VERSION>;
+#   - dkms add, build (--kernelsourcedir), install (--no-depmod: dkms's own
+#     depmod ignores --installtree; depmod -b runs instead) into a copy of
+#     the kernel's installed modules;
+#   - a kernel without CONFIG_RUST is skipped (dkms exit 77), not failed;
+#   - the result booted in the VM (tests/vm/dkms.sh, with only the staged
+#     modules in the guest): modprobe mlx_ext from updates/dkms.
+# Prints KTAP (the host part here, the guest's after it).
+source "$(dirname "$0")/lib.sh"
+set +e
+. "$MLX_EXT_ROOT/tests/vm/ktap.sh"
+
+[ $# = 1 ] || { echo "usage: dkms-check.sh KERNEL_DIR" >&2; exit 2; }
+kdir=$1
+ksrc=$kdir/linux-source-6.12
+st=$MLX_EXT_BUILD/dkms
+version=$(cat "$MLX_EXT_ROOT/VERSION")
+kver=$(ls "$kdir/modinst/lib/modules")
+export RUSTC=$KRUSTC BINDGEN=$KBINDGEN
+dk() { dkms "$@" --sourcetree "$st/src" --dkmstree "$st/tree"; }
+
+test_dkms_conf_version() {
+	expect_eq "$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$MLX_EXT_ROOT/dkms.conf")" "$version" \
+		"dkms.conf's PACKAGE_VERSION"
+}
+
+test_dkms_add_build_install() {
+	rm -rf "$st"
+	mkdir -p "$st/src/mlx_ext-$version" "$st/tree" "$st/lib/modules"
+	# What a user's source tree holds: the committed files, nothing built.
+	git -C "$MLX_EXT_ROOT" ls-files -z | (cd "$MLX_EXT_ROOT" && xargs -0 tar -c) |
+		tar -x -C "$st/src/mlx_ext-$version" || return 1
+	cp -a "$kdir/modinst/lib/modules/$kver" "$st/lib/modules/"
+	rm -f "$st/lib/modules/$kver/build" "$st/lib/modules/$kver/source"
+	dk add -m mlx_ext -v "$version" >"$st/log" 2>&1 || { cat "$st/log"; return 1; }
+	dk build -m mlx_ext -v "$version" -k "$kver" --kernelsourcedir "$ksrc" >"$st/log" 2>&1 ||
+		{ tail -n 30 "$st/log"; cat "$st/tree/mlx_ext/$version/build/make.log" 2>/dev/null | tail -n 30; return 1; }
+	dk install --no-depmod -m mlx_ext -v "$version" -k "$kver" --kernelsourcedir "$ksrc" \
+		--installtree "$st/lib/modules" >"$st/log" 2>&1 || { tail -n 30 "$st/log"; return 1; }
+	depmod -b "$st" "$kver" || return 1
+	expect_eq "$(cd "$st/lib/modules/$kver/updates/dkms" && ls)" "mlx_ext.ko
+mlx_ext_sim.ko" "installed" || return 1
+	grep -q '^updates/dkms/mlx_ext.ko:' "$st/lib/modules/$kver/modules.dep" ||
+		{ echo "not in modules.dep"; return 1; }
+	expect_eq "$(dk status -m mlx_ext --installtree "$st/lib/modules" 2>&1)" \
+		"mlx_ext/$version, $kver, $(uname -m): installed" "dkms status"
+}
+
+test_dkms_skips_a_kernel_without_rust() {
+	fake=$st/no-rust
+	mkdir -p "$fake"
+	touch "$fake/Makefile"
+	echo CONFIG_INFINIBAND=m >"$fake/.config"
+	dk build -m mlx_ext -v "$version" -k 0.0.0-norust --kernelsourcedir "$fake" >"$st/log" 2>&1
+	rc=$?
+	expect_eq "$rc" 77 "dkms build's exit (77: skipped)" || { cat "$st/log"; return 1; }
+	grep -q "BUILD_EXCLUSIVE" "$st/log" || { cat "$st/log"; return 1; }
+}
+
+ktap_run test_dkms_conf_version test_dkms_add_build_install test_dkms_skips_a_kernel_without_rust
