@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make check`: every test of mlx_ext. Host: cargo test, the harness's own
 # tests, rustfmt, clippy; kernel: module build without warnings (the
-# kernel's CLIPPY=1); VM: the KTAP tests in QEMU; install: `make modules`,
+# kernel's CLIPPY=1), checkpatch --strict on the C files; VM: the KTAP tests in QEMU; install: `make modules`,
 # `make modules_install`, `make headers_install` into a staging root and
 # the sample ULP against them, as a user with their own kernel runs them;
 # dkms: Debian's dkms add/build/install (staged), booted in the VM. The last line sums up all of them. Every step that
@@ -80,6 +80,19 @@ rc=$?
 result "module build without warnings" $rc
 set -e
 [ $rc = 0 ] || exit 1
+
+say "host: checkpatch.pl --strict on the C files (the test kernel's)"
+# EXPORT_SYMBOL is ignored: rust/helpers/export.c exports functions that
+# are defined in Rust, as the kernel's own rust/exports.c does.
+set +e
+mapfile -t cfiles < <(git ls-files '*.c' '*.h')
+cp_out=$(for f in "${cfiles[@]}"; do
+	perl "$kdir/linux-source-6.12/scripts/checkpatch.pl" --no-tree --strict --terse \
+		--show-types --ignore EXPORT_SYMBOL -f "$f"
+done 2>&1 | grep -v '^total: 0 errors, 0 warnings, 0 checks')
+set -e
+[ -z "$cp_out" ] || echo "$cp_out"
+result "checkpatch --strict (${#cfiles[@]} C files)" "$([ -z "$cp_out" ] && echo 0 || echo 1)"
 
 say "host: expected in-kernel self-test digests"
 extra=$MLX_EXT_BUILD/vm-extra

@@ -290,6 +290,16 @@ bool mlx_ext_irqs_disabled(void);
  * static inline wrappers of include/rdma/ib_verbs.h.
  */
 
+/**
+ * mlx_ext_rs_post_atomic - mlx_ext_post_atomic() with the gfp_t reduced to
+ * what mlx_ext's allocation needs to know (Rust, rust/ib/ulp.rs; called by
+ * rust/helpers/export.c)
+ */
+struct mlx_ext_qp;
+struct mlx_ext_atomic;
+int mlx_ext_rs_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
+			   bool can_sleep);
+
 /** mlx_ext_rcu_read_lock - rcu_read_lock() */
 void mlx_ext_rcu_read_lock(void);
 

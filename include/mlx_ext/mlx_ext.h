@@ -33,6 +33,7 @@
 #ifndef _MLX_EXT_MLX_EXT_H
 #define _MLX_EXT_MLX_EXT_H
 
+#include <linux/bits.h>
 #include <linux/build_bug.h>
 #include <linux/notifier.h>
 #include <linux/types.h>
@@ -58,7 +59,7 @@ u32 mlx_ext_api_version(void);
  * use there. Only mlx_ext_create_qp() knows it: it is taken out before
  * ib_create_qp(), so no driver sees it. -EINVAL on any other device.
  */
-#define MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY (1U << 27)
+#define MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY BIT(27)
 static_assert(MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY ==
 	      ((u32)IB_QP_CREATE_RESERVED_START << 1));
 
@@ -78,7 +79,7 @@ enum mlx_ext_masked_mode {
 };
 
 /* Operand sizes, as a bit mask of sizes in bytes (MLNX_OFED's style) */
-#define MLX_EXT_ATOMIC_SIZE_8 (1U << 3)
+#define MLX_EXT_ATOMIC_SIZE_8 BIT(3)
 
 /**
  * struct mlx_ext_caps - a device's capability record
@@ -156,11 +157,10 @@ void mlx_ext_destroy_qp(struct mlx_ext_qp *qp);
 enum mlx_ext_atomic_opcode {
 	MLX_EXT_ATOMIC_CMP_SWP = 0,	/* compare_add = compare, swap */
 	MLX_EXT_ATOMIC_FETCH_ADD = 1,	/* compare_add = add */
-	MLX_EXT_MASKED_CMP_SWP = 2,	/* compare_add = compare,
-					 * compare_add_mask = compare mask,
-					 * swap, swap_mask */
-	MLX_EXT_MASKED_FETCH_ADD = 3,	/* compare_add = add,
-					 * compare_add_mask = field boundary */
+	/* compare_add = compare, compare_add_mask = compare mask, swap, swap_mask */
+	MLX_EXT_MASKED_CMP_SWP = 2,
+	/* compare_add = add, compare_add_mask = field boundary */
+	MLX_EXT_MASKED_FETCH_ADD = 3,
 };
 
 struct mlx_ext_atomic;

@@ -19,8 +19,10 @@
 #define MLX_EXT_SIM_BUS_NAME "mlx_ext_sim"
 #define MLX_EXT_SIM_INFO_MAGIC 0x4d4c5853U	/* "MLXS" */
 #define MLX_EXT_SIM_INFO_VERSION 2
-/* The most VFs a simulated adapter can have, its sriov_totalvfs: MAX_NUM_VFS
- * of core/src/sim/model.rs, which new_device takes. */
+/*
+ * The most VFs a simulated adapter can have, its sriov_totalvfs: MAX_NUM_VFS
+ * of core/src/sim/model.rs, which new_device takes.
+ */
 #define MLX_EXT_SIM_TOTAL_VFS 255
 
 /**

@@ -30,12 +30,6 @@ EXPORT_SYMBOL_GPL(mlx_ext_create_qp);
 EXPORT_SYMBOL_GPL(mlx_ext_qp_ib);
 EXPORT_SYMBOL_GPL(mlx_ext_destroy_qp);
 
-/* Rust, rust/ib/ulp.rs: mlx_ext_post_atomic() with the gfp_t reduced to
- * what mlx_ext's allocation needs to know.
- */
-int mlx_ext_rs_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
-			   bool can_sleep);
-
 int mlx_ext_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 			gfp_t gfp)
 {
@@ -120,8 +114,8 @@ int mlx_ext_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op)
 		return -EINVAL;
 	why = mlx_ext_atomic_deadlock(qp);
 	if (why) {
-		pr_warn_once("mlx_ext: mlx_ext_atomic() called from %s, where waiting for the operation would never end: refused with -EDEADLK (use mlx_ext_post_atomic())\n",
-			     why);
+		pr_warn_once("mlx_ext: %s() called from %s, where waiting for the operation would never end: refused with -EDEADLK (use mlx_ext_post_atomic())\n",
+			     __func__, why);
 		return -EDEADLK;
 	}
 	might_sleep();

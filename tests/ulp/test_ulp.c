@@ -710,7 +710,7 @@ static int run_apiflags(struct ib_device *dev)
 	int ret;
 
 #define CASE(name, expr) \
-	n += scnprintf(result + n, RESULT_MAX - n, "%s %d\n", name, (expr))
+	(n += scnprintf(result + n, RESULT_MAX - n, "%s %d\n", name, (expr)))
 	result[0] = 0;
 	ret = mlx_ext_query_caps(dev, &caps);
 	CASE("query", ret);
@@ -909,14 +909,16 @@ static const char *contend_setup(struct contend_set *cs, struct ib_device *dev,
 			ct->xq = l->xqa;
 			continue;
 		}
-		init.send_cq = init.recv_cq = l->cq;
+		init.send_cq = l->cq;
+		init.recv_cq = l->cq;
 		xq = mlx_ext_create_qp(l->pd, &init);
 		if (IS_ERR(xq)) {
 			*err = PTR_ERR(xq);
 			return "qp";
 		}
 		ct->xq = xq;
-		init.send_cq = init.recv_cq = l->cq_b;
+		init.send_cq = l->cq_b;
+		init.recv_cq = l->cq_b;
 		qb = ib_create_qp(l->pd_b, &init);
 		if (IS_ERR(qb)) {
 			*err = PTR_ERR(qb);
@@ -2099,8 +2101,9 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 	} else if (!strcmp(cmd, "guidinfo")) {
 		int off = 0;
 
-		sscanf(buf, "%*s %*s %n", &off);
-		ret = off ? run_guidinfo(d->dev, buf + off) : -EINVAL;
+		/* %n is not counted: the fields after it are the query's. */
+		if (sscanf(buf, "%*s %*s %n", &off) >= 0 && off)
+			ret = run_guidinfo(d->dev, buf + off);
 	} else if (!strcmp(cmd, "guidevents")) {
 		unsigned int port, function;
 		struct guidev *g;
