@@ -13,6 +13,7 @@
 #   make kernel  build (or reuse) the cached test kernel
 #   make setup   install the Debian packages and bindgen-cli the rest needs
 #   make clean   remove build products of this tree (not the kernel cache)
+#   make rust-analyzer   rust-project.json for the module's crates against the test kernel
 #
 # On your own kernel (Documentation/building.rst, "Your own kernel"):
 #   make modules [KDIR=/path/to/kernel/build]   (default: the running kernel's)
@@ -22,7 +23,7 @@
 SHELL := /bin/bash
 KDIR ?= /lib/modules/$(shell uname -r)/build
 .PHONY: run check shell vm-run bench bench-host bench-vm bench-guid module kernel setup clean \
-	modules modules_install headers_install
+	modules modules_install headers_install rust-analyzer
 
 run: setup
 	@kdir=$$(scripts/build-module.sh) && \
@@ -70,6 +71,9 @@ modules_install:
 
 headers_install:
 	@scripts/headers-install.sh "$(KDIR)"
+
+rust-analyzer: setup
+	@scripts/rust-analyzer.sh
 
 clean:
 	@if [ "$(origin KDIR)" = "command line" ]; then scripts/modules.sh clean "$(KDIR)"; \

@@ -81,6 +81,31 @@ result "module build without warnings" $rc
 set -e
 [ $rc = 0 ] || exit 1
 
+say "host: make rust-analyzer (rust-project.json) describes the module's crates"
+set +e
+"$MLX_EXT_ROOT/scripts/rust-analyzer.sh" >/dev/null && python3 - "$MLX_EXT_ROOT/rust-project.json" <<'PY'
+import json, os, sys
+crates = json.load(open(sys.argv[1]))["crates"]
+names = [c["display_name"] for c in crates]
+ok = True
+for name, cfg in (("mlx_ext", None), ("mlx_ext_sim", "mlx_ext_provider")):
+    if name not in names:
+        print(f"rust-project.json: no crate {name}"); ok = False; continue
+    c = crates[names.index(name)]
+    deps = {d["name"]: names[d["crate"]] for d in c["deps"]}
+    if not os.path.isfile(c["root_module"]):
+        print(f"{name}: root {c['root_module']} missing"); ok = False
+    if deps.get("kernel") != "kernel" or deps.get("core") != "core":
+        print(f"{name}: deps {deps}"); ok = False
+    if cfg and cfg not in c["cfg"]:
+        print(f"{name}: no cfg {cfg}"); ok = False
+    if not any(x.startswith("CONFIG_RUST") for x in c["cfg"]):
+        print(f"{name}: not the kernel's cfgs"); ok = False
+sys.exit(0 if ok else 1)
+PY
+result "make rust-analyzer" $?
+set -e
+
 say "host: checkpatch.pl --strict on the C files (the test kernel's)"
 # EXPORT_SYMBOL is ignored: rust/helpers/export.c exports functions that
 # are defined in Rust, as the kernel's own rust/exports.c does.
