@@ -9,8 +9,12 @@
 #     depmod ignores --installtree; depmod -b runs instead) into a copy of
 #     the kernel's installed modules;
 #   - a kernel without CONFIG_RUST is skipped (dkms exit 77), not failed;
+#   - the sample ULP that install-check.sh built against the installed
+#     headers, installed beside it (updates/sample);
 #   - the result booted in the VM (tests/vm/dkms.sh, with only the staged
-#     modules in the guest): modprobe mlx_ext from updates/dkms.
+#     modules in the guest): modprobe mlx_ext from updates/dkms, and
+#     modprobe of the sample, which depmod's dependencies bring mlx_ext in
+#     for.
 # Prints KTAP (the host part here, the guest's after it).
 source "$(dirname "$0")/lib.sh"
 set +e
@@ -43,6 +47,13 @@ test_dkms_add_build_install() {
 		{ tail -n 30 "$st/log"; cat "$st/tree/mlx_ext/$version/build/make.log" 2>/dev/null | tail -n 30; return 1; }
 	dk install --no-depmod -m mlx_ext -v "$version" -k "$kver" --kernelsourcedir "$ksrc" \
 		--installtree "$st/lib/modules" >"$st/log" 2>&1 || { tail -n 30 "$st/log"; return 1; }
+	# A ULP package's module beside it: the sample, as install-check.sh
+	# built it against the installed headers (when it ran first).
+	sample=$MLX_EXT_BUILD/stage/sample/mlx_ext_caps.ko
+	if [ -f "$sample" ]; then
+		mkdir -p "$st/lib/modules/$kver/updates/sample"
+		cp "$sample" "$st/lib/modules/$kver/updates/sample/"
+	fi
 	depmod -b "$st" "$kver" || return 1
 	expect_eq "$(cd "$st/lib/modules/$kver/updates/dkms" && ls)" "mlx_ext.ko
 mlx_ext_sim.ko" "installed" || return 1
