@@ -755,14 +755,8 @@ impl DeviceIov {
         }
         // The tree.
         let names = index_names()?;
-        let iov_dir = Dir::new(dev, c_str!("iov"), NoFiles, &[], crate::attr_class!())?;
-        let ports_dir = Dir::new(
-            &iov_dir,
-            c_str!("ports"),
-            NoFiles,
-            &[],
-            crate::attr_class!(),
-        )?;
+        let iov_dir = Dir::new_empty(dev, c_str!("iov"), NoFiles)?;
+        let ports_dir = Dir::new_empty(&iov_dir, c_str!("ports"), NoFiles)?;
         let pf_name = match sriov {
             Sriov::Sim { name, .. } | Sriov::PciPf { name, .. } => name.as_bytes(),
             Sriov::None => &[],
@@ -774,14 +768,8 @@ impl DeviceIov {
                 "{}",
                 core::str::from_utf8(buf.get(..n).unwrap_or(&[])).map_err(|_| EINVAL)?
             ))?;
-            let function = Dir::new(&iov_dir, &fname, NoFiles, &[], crate::attr_class!())?;
-            let ports = Dir::new(
-                &function,
-                c_str!("ports"),
-                NoFiles,
-                &[],
-                crate::attr_class!(),
-            )?;
+            let function = Dir::new_empty(&iov_dir, &fname, NoFiles)?;
+            let ports = Dir::new_empty(&function, c_str!("ports"), NoFiles)?;
             d.functions.push(
                 FunctionDirs {
                     ports,
@@ -794,7 +782,7 @@ impl DeviceIov {
         let gid_files = index_files(&names, PORT_GUIDS, 0o444)?;
         for p in d.ports.iter() {
             let pname = CString::try_from_fmt(fmt!("{}", p.port))?;
-            let port_dir = Dir::new(&ports_dir, &pname, NoFiles, &[], crate::attr_class!())?;
+            let port_dir = Dir::new_empty(&ports_dir, &pname, NoFiles)?;
             let admin = Dir::new(
                 &port_dir,
                 c_str!("admin_guids"),

@@ -38,6 +38,25 @@ ktap_tally() {
 	grep -E '^not ok ' "$2" | sed "s/^/FAILED: $1: /" || true
 }
 
+# ktap_step NAME RC LOG: shows LOG (a step's KTAP output), adds its results
+# to the tally, and counts one failure if the step failed (RC) with no KTAP
+# failure to say so.
+ktap_step() {
+	cat "$3"
+	ktap_tally "$1" "$3"
+	if [ "$2" != 0 ] && ! grep -q '^not ok' "$3"; then result "$1 (exit $2)" 1; fi
+}
+
+# vm_tally NAME RC OUT: adds the "vm: N passed, N failed, N skipped" line
+# scripts/vm-run.sh printed in OUT to the tally, and counts one failure if
+# the run failed (RC: a splat, a timeout) with no test failure to say so.
+vm_tally() {
+	local p f s
+	read -r p f s < <(sed -nE 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p' "$3" | tail -n1)
+	passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0})) skipped=$((skipped + ${s:-0}))
+	if [ "$2" != 0 ] && [ "${f:-0}" = 0 ]; then result "$1 (see the reason above)" 1; fi
+}
+
 mkdir -p "$MLX_EXT_BUILD"
 cargo_timeout=${MLX_EXT_CARGO_TIMEOUT:-1800}
 say "host: cargo test (timeout ${cargo_timeout}s)"
@@ -58,12 +77,7 @@ say "host: the harness's own tests (tests/harness/)"
 set +e
 for t in tests/harness/*.sh; do
 	timeout -k 5 300 "$t" >"$MLX_EXT_BUILD/harness.log" 2>&1
-	rc=$?
-	cat "$MLX_EXT_BUILD/harness.log"
-	ktap_tally "$(basename "$t" .sh)" "$MLX_EXT_BUILD/harness.log"
-	if [ "$rc" != 0 ] && ! grep -q '^not ok' "$MLX_EXT_BUILD/harness.log"; then
-		result "$t (exit $rc)" 1
-	fi
+	ktap_step "$t" $? "$MLX_EXT_BUILD/harness.log"
 done
 
 say "host: rustfmt and clippy"
@@ -137,44 +151,28 @@ done >"$extra/ulp_digests"
 say "vm: tests in QEMU"
 set +e
 "$MLX_EXT_ROOT/scripts/vm-run.sh" tests/vm/check.sh "$kdir" "$extra" | tee "$MLX_EXT_BUILD/vm-check.out"
-vm_rc=${PIPESTATUS[0]}
+vm_tally "vm run" "${PIPESTATUS[0]}" "$MLX_EXT_BUILD/vm-check.out"
 set -e
-read -r p f s < <(sed -nE 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p' "$MLX_EXT_BUILD/vm-check.out" | tail -n1)
-passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0})) skipped=$((skipped + ${s:-0}))
-if [ "$vm_rc" != 0 ] && [ "${f:-0}" = 0 ]; then result "vm run (see the reason above)" 1; fi
 
 # After the VM tests: it rebuilds the modules in the tree as a user would.
 say "install: make modules and modules_install KDIR=<test kernel> into a staging root"
 set +e
 timeout -k 10 "${MLX_EXT_MODULE_TIMEOUT:-900}" "$MLX_EXT_ROOT/scripts/install-check.sh" \
 	"$kdir/linux-source-6.12" "$MLX_EXT_BUILD/stage" >"$MLX_EXT_BUILD/install.log" 2>&1
-rc=$?
+ktap_step install-check $? "$MLX_EXT_BUILD/install.log"
 set -e
-cat "$MLX_EXT_BUILD/install.log"
-ktap_tally install "$MLX_EXT_BUILD/install.log"
-if [ "$rc" != 0 ] && ! grep -q '^not ok' "$MLX_EXT_BUILD/install.log"; then
-	result "install-check (exit $rc)" 1
-fi
 
 say "dkms: add, build, install (Debian's dkms, staged), then modprobe in the VM"
 set +e
 timeout -k 10 "${MLX_EXT_MODULE_TIMEOUT:-900}" "$MLX_EXT_ROOT/scripts/dkms-check.sh" "$kdir" \
 	>"$MLX_EXT_BUILD/dkms.log" 2>&1
-rc=$?
-cat "$MLX_EXT_BUILD/dkms.log"
-ktap_tally dkms "$MLX_EXT_BUILD/dkms.log"
-if [ "$rc" != 0 ] && ! grep -q '^not ok' "$MLX_EXT_BUILD/dkms.log"; then
-	result "dkms-check (exit $rc)" 1
-fi
+ktap_step dkms-check $? "$MLX_EXT_BUILD/dkms.log"
 dkms_extra=$MLX_EXT_BUILD/dkms-extra
 mkdir -p "$dkms_extra" && cp VERSION "$dkms_extra/"
 if [ -d "$MLX_EXT_BUILD/dkms/lib/modules" ]; then
 	MLX_EXT_GUEST_MODULES=$MLX_EXT_BUILD/dkms/lib/modules \
 		"$MLX_EXT_ROOT/scripts/vm-run.sh" tests/vm/dkms.sh "$kdir" "$dkms_extra" | tee "$MLX_EXT_BUILD/vm-dkms.out"
-	vm_rc=${PIPESTATUS[0]}
-	read -r p f s < <(sed -nE 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p' "$MLX_EXT_BUILD/vm-dkms.out" | tail -n1)
-	passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0})) skipped=$((skipped + ${s:-0}))
-	if [ "$vm_rc" != 0 ] && [ "${f:-0}" = 0 ]; then result "dkms vm run (see the reason above)" 1; fi
+	vm_tally "dkms vm run" "${PIPESTATUS[0]}" "$MLX_EXT_BUILD/vm-dkms.out"
 fi
 set -e
 [ "$failed" = 0 ]

@@ -214,6 +214,13 @@ impl<T: DirOps> Dir<T> {
         Ok(Self { raw, data, live })
     }
 
+    /// Creates directory `name` in `parent` with no files of its own (it
+    /// holds other directories), served by `data`. With no file, no lockdep
+    /// class is needed: one key serves every such directory.
+    pub fn new_empty(parent: &impl Parent, name: &CStr, data: T) -> Result<Self> {
+        Self::new(parent, name, data, &[], crate::attr_class!())
+    }
+
     /// A [`Notifier`] of file `id` of the directory.
     pub fn notifier(&self, id: u32) -> Notifier {
         Notifier {

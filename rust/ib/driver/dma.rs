@@ -139,12 +139,8 @@ pub struct MappedPages {
 impl MappedPages {
     /// Room for `max` pages, none mapped.
     pub fn new(max: usize) -> Result<Self> {
-        let mut pages = KVVec::with_capacity(max, GFP_KERNEL)?;
-        for _ in 0..max {
-            pages.push(0, GFP_KERNEL)?;
-        }
         Ok(Self {
-            pages,
+            pages: KVVec::from_elem(0, max, GFP_KERNEL)?,
             count: 0,
             page_size: 0,
             iova: 0,
