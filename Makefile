@@ -7,10 +7,12 @@
 #   make check   every test: host cargo test, rustfmt, clippy, module build, VM tests
 #   make shell   boot the VM with the tree's modules, rxe0 and mlx_ext: a shell
 #   make vm-run SCRIPT=FILE   run guest script FILE in the VM, as the tests run
-#   make bench   the benchmarks: host (masked atomics arithmetic, ns/op) and VM (the ULP API's costs and
-#                ratios; the VF GUID tables' SA requests and convergence time)
+#   make bench   the benchmarks: host (masked atomics arithmetic, ns/op) and VM on the
+#                production-config kernel (the ULP API's costs and ratios; the VF GUID
+#                tables' SA requests and convergence time)
 #   make module  build mlx_ext.ko against the cached test kernel
-#   make kernel  build (or reuse) the cached test kernel
+#   make kernel  build (or reuse) the cached test (debug) kernel; with
+#                MLX_EXT_KERNEL=production, the production-config one
 #   make setup   install the Debian packages and bindgen-cli the rest needs
 #   make clean   remove build products of this tree (not the kernel cache)
 #   make rust-analyzer   rust-project.json for the module's crates against the test kernel
@@ -46,12 +48,14 @@ bench: bench-host bench-vm bench-guid
 bench-host:
 	cargo bench -p mlx-ext-core --bench atomics
 
+# The VM benchmarks run on the production-config kernel: the debug kernel's
+# KASAN and lockdep would be what they measure.
 bench-vm: setup
-	@kdir=$$(scripts/build-module.sh) && \
+	@kdir=$$(MLX_EXT_KERNEL=production scripts/build-module.sh) && \
 		scripts/vm-run.sh tests/vm/bench.sh "$$kdir"
 
 bench-guid: setup
-	@kdir=$$(scripts/build-module.sh) && \
+	@kdir=$$(MLX_EXT_KERNEL=production scripts/build-module.sh) && \
 		scripts/vm-run.sh tests/vm/bench_guid.sh "$$kdir"
 
 module: setup

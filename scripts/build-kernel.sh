@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Builds the Rust-enabled test kernel from Debian's linux-source-6.12 and the
-# fragment kernel/mlx_ext.config, cached outside the repository under a key
-# made of all its inputs (see kernel_inputs in lib.sh). Prints the kernel
-# directory on stdout; progress goes to stderr, the kernel's own output to
-# the build log in the cache directory.
+# Builds a Rust-enabled kernel from Debian's linux-source-6.12: tinyconfig
+# with the fragments kernel/common.config and kernel/$MLX_EXT_KERNEL.config
+# merged over it (MLX_EXT_KERNEL: debug, the default, is the test kernel;
+# production is configured and built as distributions ship 6.12; lib.sh),
+# cached outside the repository under a key made of all its inputs (see
+# kernel_inputs in lib.sh). Prints the kernel directory on stdout; progress
+# goes to stderr, the kernel's own output to the build log in the cache
+# directory.
 #
 # Clones and CI share the cache; cached_build (lib.sh) locks it, so a second
 # `make kernel` of the same key waits for the first and reuses its tree.
@@ -14,7 +17,7 @@ build_kernel() { # DIR: builds the kernel in the empty directory DIR
 	local dir=$1
 	jobs=${JOBS:-$(($(nproc) + 1))}
 	build_timeout=${MLX_EXT_KERNEL_TIMEOUT:-3600}
-	say "kernel: no cached build for key $(kernel_key); building in $dir (about 16 min on 2 cores)"
+	say "kernel: no cached $MLX_EXT_KERNEL build for key $(kernel_key); building in $dir (7-12 min on 2 cores)"
 	kernel_inputs | awk '/^fragment:/ { skip = 1 } !skip { print "    " $0 }' >&2
 	log=$dir/build.log
 	say "kernel: build log $log"
@@ -30,13 +33,14 @@ build_kernel() { # DIR: builds the kernel in the empty directory DIR
 	}
 
 	km -s rustavailable || failed "the Rust toolchain does not satisfy the kernel (see 'make rustavailable' above); run scripts/setup.sh"
-	say "kernel: configuring (tinyconfig + kernel/mlx_ext.config)"
+	read -ra fragments < <(kernel_fragments)
+	say "kernel: configuring (tinyconfig + ${fragments[*]#"$MLX_EXT_ROOT"/})"
 	km -s tinyconfig || failed "make tinyconfig failed"
 	(cd "$src" && scripts/kconfig/merge_config.sh -m -O . .config \
-		"$MLX_EXT_ROOT/kernel/mlx_ext.config" >>"$log" 2>&1) || failed "merge_config.sh failed"
+		"${fragments[@]}" >>"$log" 2>&1) || failed "merge_config.sh failed"
 	km -s olddefconfig || failed "make olddefconfig failed"
 
-	# Every option the fragment sets or unsets must have survived olddefconfig.
+	# Every option the fragments set or unset must have survived olddefconfig.
 	dropped=0
 	while IFS= read -r line; do
 		case "$line" in
@@ -49,8 +53,8 @@ build_kernel() { # DIR: builds the kernel in the empty directory DIR
 		[[ $line == "# "* ]] && ! grep -qE "^$name=" "$src/.config" && continue
 		echo "mlx_ext: error: Kconfig dropped '$line' (now: $(grep -E "^(# )?$name[= ]" "$src/.config" || echo unset))" >&2
 		dropped=1
-	done <"$MLX_EXT_ROOT/kernel/mlx_ext.config"
-	((dropped == 0)) || die "the kernel config lost options asked for by kernel/mlx_ext.config (a dependency is missing)"
+	done < <(cat "${fragments[@]}")
+	((dropped == 0)) || die "the kernel config lost options asked for by ${fragments[*]#"$MLX_EXT_ROOT"/} (a dependency is missing)"
 
 	say "kernel: building bzImage and modules with -j$jobs (timeout ${build_timeout}s; progress every minute)"
 	start=$SECONDS

@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make check`: every test of mlx_ext. Host: cargo test, the harness's own
 # tests, rustfmt, clippy; kernel: module build without warnings (the
-# kernel's CLIPPY=1), checkpatch --strict on the C files; VM: the KTAP tests in QEMU; install: `make modules`,
-# `make modules_install`, `make headers_install` into a staging root and
-# the sample ULP against them, as a user with their own kernel runs them;
-# dkms: Debian's dkms add/build/install (staged), booted in the VM. The last line sums up all of them. Every step that
-# could hang has a time limit (MLX_EXT_*_TIMEOUT).
+# kernel's CLIPPY=1), checkpatch --strict on the C files; VM: the KTAP
+# tests in QEMU on the debug kernel. Then, on the production-config kernel:
+# install: `make modules`, `make modules_install`, `make headers_install`
+# into a staging root and the sample ULP against them, as a user with their
+# own kernel runs them; dkms: Debian's dkms add/build/install (staged,
+# signed), booted in the VM with signatures enforced. The last line sums up
+# all of them. Every step that could hang has a time limit
+# (MLX_EXT_*_TIMEOUT).
 source "$(dirname "$0")/lib.sh"
 cd "$MLX_EXT_ROOT"
 
@@ -154,24 +157,38 @@ set +e
 vm_tally "vm run" "${PIPESTATUS[0]}" "$MLX_EXT_BUILD/vm-check.out"
 set -e
 
-# After the VM tests: it rebuilds the modules in the tree as a user would.
-say "install: make modules and modules_install KDIR=<test kernel> into a staging root"
+# After the VM tests: the rest rebuilds the modules in the tree as a user
+# would, against the production-config kernel (built or reused here).
+say "kernel: the production-config kernel (GCC, module signing; kernel/production.config)"
+set +e
+pkdir=$(MLX_EXT_KERNEL=production "$MLX_EXT_ROOT/scripts/build-kernel.sh")
+rc=$?
+result "production-config kernel build" $rc
+set -e
+[ $rc = 0 ] || exit 1
+
+say "install: make modules, modules_install and headers_install KDIR=<production kernel> into a staging root"
 set +e
 timeout -k 10 "${MLX_EXT_MODULE_TIMEOUT:-900}" "$MLX_EXT_ROOT/scripts/install-check.sh" \
-	"$kdir/linux-source-6.12" "$MLX_EXT_BUILD/stage" >"$MLX_EXT_BUILD/install.log" 2>&1
+	"$pkdir/linux-source-6.12" "$MLX_EXT_BUILD/stage" >"$MLX_EXT_BUILD/install.log" 2>&1
 ktap_step install-check $? "$MLX_EXT_BUILD/install.log"
 set -e
 
-say "dkms: add, build, install (Debian's dkms, staged), then modprobe in the VM"
+say "dkms: add, build, install (Debian's dkms, staged, signed) on the production kernel, then modprobe in the VM"
 set +e
-timeout -k 10 "${MLX_EXT_MODULE_TIMEOUT:-900}" "$MLX_EXT_ROOT/scripts/dkms-check.sh" "$kdir" \
+timeout -k 10 "${MLX_EXT_MODULE_TIMEOUT:-900}" "$MLX_EXT_ROOT/scripts/dkms-check.sh" "$pkdir" \
 	>"$MLX_EXT_BUILD/dkms.log" 2>&1
 ktap_step dkms-check $? "$MLX_EXT_BUILD/dkms.log"
 dkms_extra=$MLX_EXT_BUILD/dkms-extra
-mkdir -p "$dkms_extra" && cp VERSION "$dkms_extra/"
+rm -rf "$dkms_extra"
+mkdir -p "$dkms_extra/unsigned" && cp VERSION "$dkms_extra/"
+# The sample as built, before modules_install signed its installed copy.
+cp "$MLX_EXT_BUILD/stage/sample/mlx_ext_caps.ko" "$dkms_extra/unsigned/" 2>/dev/null
 if [ -d "$MLX_EXT_BUILD/dkms/lib/modules" ]; then
+	# Signatures enforced, as lockdown enforces them under Secure Boot.
 	MLX_EXT_GUEST_MODULES=$MLX_EXT_BUILD/dkms/lib/modules \
-		"$MLX_EXT_ROOT/scripts/vm-run.sh" tests/vm/dkms.sh "$kdir" "$dkms_extra" | tee "$MLX_EXT_BUILD/vm-dkms.out"
+		MLX_EXT_VM_APPEND="module.sig_enforce=1${MLX_EXT_VM_APPEND:+ $MLX_EXT_VM_APPEND}" \
+		"$MLX_EXT_ROOT/scripts/vm-run.sh" tests/vm/dkms.sh "$pkdir" "$dkms_extra" | tee "$MLX_EXT_BUILD/vm-dkms.out"
 	vm_tally "dkms vm run" "${PIPESTATUS[0]}" "$MLX_EXT_BUILD/vm-dkms.out"
 fi
 set -e

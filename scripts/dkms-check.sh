@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # dkms-check.sh KERNEL_DIR: mlx_ext through Debian's real dkms, as a user
-# installs it, against the cached test kernel KERNEL_DIR (make check runs
-# it), all in a staging area (build/dkms: dkms's --sourcetree, --dkmstree
-# and --installtree; nothing outside the tree is written):
+# installs it, against the cached production-config kernel KERNEL_DIR (make
+# check runs it), all in a staging area (build/dkms: dkms's --sourcetree,
+# --dkmstree and --installtree; nothing outside the tree is written):
 #   - the committed sources and dkms.conf as /usr/src/mlx_ext-<VERSION>;
 #   - dkms add, build (--kernelsourcedir), install (--no-depmod: dkms's own
 #     depmod ignores --installtree; depmod -b runs instead) into a copy of
 #     the kernel's installed modules;
+#   - signed by dkms with the key a user names in /etc/dkms/framework.conf
+#     (sign_file, mok_signing_key, mok_certificate; dkms 3.0.10 reads them
+#     from its environment the same way, prepare_signing()). With Secure
+#     Boot that key is a MOK enrolled with mokutil; QEMU here boots with no
+#     shim, so the kernel's own build key stands for it, and the guest
+#     enforces signatures (module.sig_enforce=1);
 #   - a kernel without CONFIG_RUST is skipped (dkms exit 77), not failed;
 #   - the sample ULP that install-check.sh built against the installed
-#     headers, installed beside it (updates/sample);
+#     headers and installed (signed) with Kbuild, beside it (updates/sample);
 #   - the result booted in the VM (tests/vm/dkms.sh, with only the staged
-#     modules in the guest): modprobe mlx_ext from updates/dkms, and
-#     modprobe of the sample, which depmod's dependencies bring mlx_ext in
-#     for.
+#     modules in the guest): modprobe mlx_ext from updates/dkms, modprobe of
+#     the sample, which depmod's dependencies bring mlx_ext in for, an
+#     unsigned module refused, and mlx_ext next to the real mlx4_ib and
+#     mlx5_ib.
 # Prints KTAP (the host part here, the guest's after it).
 source "$(dirname "$0")/lib.sh"
 set +e
@@ -27,6 +34,10 @@ st=$MLX_EXT_BUILD/dkms
 version=$(cat "$MLX_EXT_ROOT/VERSION")
 kver=$(ls "$kdir/modinst/lib/modules")
 export RUSTC=$KRUSTC BINDGEN=$KBINDGEN
+if grep -q '^CONFIG_MODULE_SIG=y' "$ksrc/.config"; then
+	export sign_file=$ksrc/scripts/sign-file mok_signing_key=$ksrc/certs/signing_key.pem \
+		mok_certificate=$ksrc/certs/signing_key.x509
+fi
 dk() { dkms "$@" --sourcetree "$st/src" --dkmstree "$st/tree"; }
 
 test_dkms_conf_version() {
@@ -49,10 +60,10 @@ test_dkms_add_build_install() {
 		--installtree "$st/lib/modules" >"$st/log" 2>&1 || { tail -n 30 "$st/log"; return 1; }
 	# A ULP package's module beside it: the sample, as install-check.sh
 	# built it against the installed headers (when it ran first).
-	sample=$MLX_EXT_BUILD/stage/sample/mlx_ext_caps.ko
-	if [ -f "$sample" ]; then
+	sample=$MLX_EXT_BUILD/stage/lib/modules/$kver/updates/sample
+	if [ -d "$sample" ]; then
 		mkdir -p "$st/lib/modules/$kver/updates/sample"
-		cp "$sample" "$st/lib/modules/$kver/updates/sample/"
+		cp "$sample"/mlx_ext_caps.ko* "$st/lib/modules/$kver/updates/sample/"
 	fi
 	depmod -b "$st" "$kver" || return 1
 	expect_eq "$(cd "$st/lib/modules/$kver/updates/dkms" && ls)" "mlx_ext.ko
@@ -61,6 +72,20 @@ mlx_ext_sim.ko" "installed" || return 1
 		{ echo "not in modules.dep"; return 1; }
 	expect_eq "$(dk status -m mlx_ext --installtree "$st/lib/modules" 2>&1)" \
 		"mlx_ext/$version, $kver, $(uname -m): installed" "dkms status"
+}
+
+# What dkms installed is signed with the key it was given (the guest, which
+# enforces signatures, loads it: tests/vm/dkms.sh).
+test_dkms_signed() {
+	if [ -z "${mok_signing_key:-}" ]; then
+		echo "$kdir does not check module signatures (no CONFIG_MODULE_SIG)"
+		return "$KSFT_SKIP"
+	fi
+	keyid=$(signer_id "$mok_certificate")
+	for m in mlx_ext mlx_ext_sim; do
+		expect_eq "$(modinfo -F sig_key "$st/lib/modules/$kver/updates/dkms/$m.ko")" "$keyid" \
+			"$m's signing key" || return 1
+	done
 }
 
 test_dkms_skips_a_kernel_without_rust() {
@@ -74,4 +99,5 @@ test_dkms_skips_a_kernel_without_rust() {
 	grep -q "BUILD_EXCLUSIVE" "$st/log" || { cat "$st/log"; return 1; }
 }
 
-ktap_run test_dkms_conf_version test_dkms_add_build_install test_dkms_skips_a_kernel_without_rust
+ktap_run test_dkms_conf_version test_dkms_add_build_install test_dkms_signed \
+	test_dkms_skips_a_kernel_without_rust

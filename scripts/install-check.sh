@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # install-check.sh KDIR STAGE: what a user with their own kernel does, run
-# against kernel build tree KDIR (make check passes the test kernel's) into
-# the staging root STAGE: `make modules KDIR=...` then `make
-# modules_install KDIR=... INSTALL_MOD_PATH=STAGE`; checks that mlx_ext.ko
-# and mlx_ext_sim.ko (and not the test ULP) are in
-# lib/modules/<release>/updates/, that depmod indexed them, and that
-# modinfo gives the tree's VERSION; then `make headers_install
-# DESTDIR=STAGE` and the sample ULP (samples/mlx_ext_caps), copied out of
-# the tree and built against the installed files only. Prints KTAP.
+# against kernel build tree KDIR (make check passes the production-config
+# kernel's) into the staging root STAGE: `make modules KDIR=...` then `make
+# modules_install KDIR=... INSTALL_MOD_PATH=STAGE`; checks that mlx_ext and
+# mlx_ext_sim (and not the test ULP) are in lib/modules/<release>/updates/,
+# compressed as the kernel's own modules are, signed with the kernel's key
+# when it signs its own (CONFIG_MODULE_SIG_ALL), indexed by depmod, with
+# the tree's VERSION in modinfo; then `make headers_install DESTDIR=STAGE`
+# and the sample ULP (samples/mlx_ext_caps), copied out of the tree, built
+# against the installed files only and installed by Kbuild's
+# modules_install into updates/sample (scripts/dkms-check.sh boots it).
+# Prints KTAP.
 source "$(dirname "$0")/lib.sh"
 set +e
 . "$MLX_EXT_ROOT/tests/vm/ktap.sh"
@@ -17,6 +20,15 @@ set +e
 kdir=$1 stage=$2
 release=$(cat "$kdir/include/config/kernel.release")
 moddir=$stage/lib/modules/$release/updates
+config=$kdir/.config
+# The suffix Kbuild's modules_install gives modules (scripts/Makefile.modinst:
+# suffix-$(CONFIG_MODULE_COMPRESS_XZ) := .xz, ...).
+ko=.ko
+if grep -q '^CONFIG_MODULE_COMPRESS_ALL=y' "$config"; then
+	grep -q '^CONFIG_MODULE_COMPRESS_GZIP=y' "$config" && ko=.ko.gz
+	grep -q '^CONFIG_MODULE_COMPRESS_XZ=y' "$config" && ko=.ko.xz
+	grep -q '^CONFIG_MODULE_COMPRESS_ZSTD=y' "$config" && ko=.ko.zst
+fi
 # The toolchain the kernel was built with, as a user would pass it.
 export RUSTC=$KRUSTC BINDGEN=$KBINDGEN
 
@@ -33,16 +45,35 @@ test_modules_install_into_stage() {
 	mkdir -p "$stage"
 	make -s -C "$MLX_EXT_ROOT" modules_install KDIR="$kdir" INSTALL_MOD_PATH="$stage" \
 		>"$stage.log" 2>&1 || { tail -n 30 "$stage.log"; return 1; }
-	expect_eq "$(cd "$moddir" 2>/dev/null && ls)" "mlx_ext.ko
-mlx_ext_sim.ko" "installed in updates/" || return 1
-	grep -q "^updates/mlx_ext.ko:" "$stage/lib/modules/$release/modules.dep" ||
-		{ echo "depmod did not index updates/mlx_ext.ko"; return 1; }
+	expect_eq "$(cd "$moddir" 2>/dev/null && ls)" "mlx_ext$ko
+mlx_ext_sim$ko" "installed in updates/" || return 1
+	grep -q "^updates/mlx_ext$ko:" "$stage/lib/modules/$release/modules.dep" ||
+		{ echo "depmod did not index updates/mlx_ext$ko"; return 1; }
 }
 
 test_modinfo_version() {
 	for m in mlx_ext mlx_ext_sim; do
-		expect_eq "$(modinfo -F version "$moddir/$m.ko")" "$(cat "$MLX_EXT_ROOT/VERSION")" "$m version" ||
+		expect_eq "$(modinfo -F version "$moddir/$m$ko")" "$(cat "$MLX_EXT_ROOT/VERSION")" "$m version" ||
 			return 1
+	done
+}
+
+# A kernel that signs its modules (CONFIG_MODULE_SIG_ALL, as distributions
+# and the production-config kernel do) gets ours signed by the same key at
+# modules_install: the signature names the kernel's certificate
+# (certs/signing_key.x509, signer_id in lib.sh), and its hash is
+# CONFIG_MODULE_SIG_HASH.
+test_modules_signed_with_the_kernels_key() {
+	if ! grep -q '^CONFIG_MODULE_SIG_ALL=y' "$config"; then
+		echo "$kdir does not sign its modules (no CONFIG_MODULE_SIG_ALL)"
+		return "$KSFT_SKIP"
+	fi
+	keyid=$(signer_id "$kdir/certs/signing_key.x509")
+	hash=$(sed -n 's/^CONFIG_MODULE_SIG_HASH="\(.*\)"$/\1/p' "$config")
+	[ -n "$keyid" ] && [ -n "$hash" ] || { echo "no key id ($keyid) or hash ($hash) in $kdir"; return 1; }
+	for m in mlx_ext mlx_ext_sim; do
+		expect_eq "$(modinfo -F sig_key "$moddir/$m$ko")" "$keyid" "$m's signing key" || return 1
+		expect_eq "$(modinfo -F sig_hashalgo "$moddir/$m$ko")" "$hash" "$m's hash" || return 1
 	done
 }
 
@@ -76,7 +107,14 @@ test_sample_builds_against_installed_files() {
 	*,mlx_ext,*) echo "depends: $deps" ;;
 	*) echo "depends '$deps' lacks mlx_ext"; return 1 ;;
 	esac
+	# Installed as a ULP package installs its modules: Kbuild's
+	# modules_install signs and compresses it like the kernel's own.
+	make -C "$kdir" "${vars[@]}" INSTALL_MOD_PATH="$stage" INSTALL_MOD_DIR=updates/sample \
+		modules_install >"$stage.log" 2>&1 || { tail -n 30 "$stage.log"; return 1; }
+	[ -f "$stage/lib/modules/$release/updates/sample/mlx_ext_caps$ko" ] ||
+		{ echo "no updates/sample/mlx_ext_caps$ko"; return 1; }
 }
 
 ktap_run test_make_modules test_modules_install_into_stage test_modinfo_version \
-	test_headers_install test_sample_builds_against_installed_files
+	test_modules_signed_with_the_kernels_key test_headers_install \
+	test_sample_builds_against_installed_files

@@ -22,9 +22,22 @@ KERNEL_SRC_TAR=/usr/src/linux-source-6.12.tar.xz
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'mlx_ext: error: %s\n' "$*" >&2; exit 1; }
 
-# The make variables every kernel or module build needs.
+# Which of the two cached kernels a script builds or uses (Documentation/
+# building.rst, "The two kernels"): debug, the test kernel the behaviour
+# tests run on (clang, KASAN, lockdep, kmemleak, fault injection), or
+# production, configured and built as distributions ship 6.12 (GCC, module
+# signing; the install tests and `make bench`).
+MLX_EXT_KERNEL=${MLX_EXT_KERNEL:-debug}
+case "$MLX_EXT_KERNEL" in
+debug | production) ;;
+*) die "MLX_EXT_KERNEL=$MLX_EXT_KERNEL: it is debug or production" ;;
+esac
+
+# The make variables every kernel or module build needs: the debug kernel
+# is built with clang and lld, the production one with GCC and binutils.
 kmake_vars() {
-	printf '%s\n' LLVM=1 "RUSTC=$KRUSTC" "BINDGEN=$KBINDGEN" \
+	[ "$MLX_EXT_KERNEL" = production ] || echo LLVM=1
+	printf '%s\n' "RUSTC=$KRUSTC" "BINDGEN=$KBINDGEN" \
 		"CLIPPY_DRIVER=$KCLIPPY" "RUSTFMT=$KRUSTFMT"
 }
 
@@ -43,15 +56,29 @@ bindgen_libclang() {
 # hashed themselves, so that any change to them rebuilds.
 kernel_inputs() {
 	echo "build-kernel.sh $(sha256sum <"$MLX_EXT_ROOT/scripts/build-kernel.sh" | cut -c1-16)"
-	echo "recipe $(declare -f kmake_vars kernel_inputs bindgen_libclang | sha256sum | cut -c1-16)"
+	echo "recipe $(declare -f kmake_vars kernel_inputs kernel_fragments bindgen_libclang | sha256sum | cut -c1-16)"
 	echo "linux-source-6.12 $(dpkg-query -W -f '${Version}' linux-source-6.12 2>/dev/null || echo missing)"
 	echo "rustc $("$KRUSTC" --version 2>/dev/null || echo missing)"
 	echo "bindgen $("$KBINDGEN" --version 2>/dev/null || echo missing)"
 	echo "bindgen's libclang: $(bindgen_libclang)"
-	echo "clang $(clang --version 2>/dev/null | head -n1 || echo missing)"
-	echo "lld $(ld.lld --version 2>/dev/null | head -n1 || echo missing)"
-	echo "fragment:"
-	cat "$MLX_EXT_ROOT/kernel/mlx_ext.config"
+	echo "kernel: $MLX_EXT_KERNEL"
+	if [ "$MLX_EXT_KERNEL" = production ]; then
+		echo "gcc $(gcc --version 2>/dev/null | head -n1 || echo missing)"
+		echo "ld $(ld --version 2>/dev/null | head -n1 || echo missing)"
+		echo "openssl $(openssl version 2>/dev/null || echo missing)"
+	else
+		echo "clang $(clang --version 2>/dev/null | head -n1 || echo missing)"
+		echo "lld $(ld.lld --version 2>/dev/null | head -n1 || echo missing)"
+	fi
+	local f
+	for f in $(kernel_fragments); do
+		echo "fragment: ${f#"$MLX_EXT_ROOT"/}"
+		cat "$f"
+	done
+}
+# The Kconfig fragments merged over tinyconfig, in order.
+kernel_fragments() {
+	echo "$MLX_EXT_ROOT/kernel/common.config" "$MLX_EXT_ROOT/kernel/$MLX_EXT_KERNEL.config"
 }
 # cached_build DIR WHAT BUILD_FN: makes DIR with `BUILD_FN DIR` unless a
 # finished build is there, and prints DIR. Clones, CI and developers share
@@ -95,5 +122,12 @@ ktap_counts() {
 	echo "$((ok - skip)) $notok $skip"
 }
 
+# signer_id CERT: how modinfo names the key of a module signed with the DER
+# certificate CERT (its sig_key): sign-file writes PKCS#7, which names the
+# signer by issuer and serial number, and kmod prints the serial.
+signer_id() {
+	openssl x509 -inform DER -in "$1" -noout -serial | sed 's/^serial=//; s/../&:/g; s/:$//'
+}
+
 kernel_key() { kernel_inputs | sha256sum | cut -c1-16; }
-kernel_dir() { echo "$MLX_EXT_CACHE/kernel-$(kernel_key)"; }
+kernel_dir() { echo "$MLX_EXT_CACHE/kernel-$MLX_EXT_KERNEL-$(kernel_key)"; }

@@ -30,13 +30,16 @@ for applet in $("$root/bin/busybox" --list); do
 	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
 done
 
-# The rdma tool is dynamic: bring the libraries it links.
+# copy_dynamic BIN: BIN into the guest's /usr/bin with the libraries it links.
+copy_dynamic() {
+	cp "$1" "$root/usr/bin/"
+	ldd "$1" | awk '/=> \//{print $3} /^\t\/lib/{print $1}' | while read -r lib; do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
 rdma=$(command -v rdma) || die "rdma not found (Debian package iproute2)"
-cp "$rdma" "$root/usr/bin/rdma"
-ldd "$rdma" | awk '/=> \//{print $3} /^\t\/lib/{print $1}' | while read -r lib; do
-	mkdir -p "$root$(dirname "$lib")"
-	cp -L "$lib" "$root$lib"
-done
+copy_dynamic "$rdma"
 
 # Modules: the kernel's, plus the tree's as out-of-tree "extra" modules.
 # MLX_EXT_GUEST_MODULES, a lib/modules directory, replaces both: the guest
@@ -50,8 +53,30 @@ rm -f "$root/lib/modules/$kver/build" "$root/lib/modules/$kver/source"
 if [ -z "${MLX_EXT_GUEST_MODULES:-}" ]; then
 	mkdir -p "$root/lib/modules/$kver/extra"
 	cp "$@" "$root/lib/modules/$kver/extra/"
+	# Installed modules of a kernel with CONFIG_MODULE_SIG_ALL (the
+	# production one) are signed, as Kbuild's modules_install signs them
+	# (scripts/Makefile.modinst, sign-file with CONFIG_MODULE_SIG_KEY).
+	ksrc=$kdir/linux-source-6.12
+	if grep -q '^CONFIG_MODULE_SIG_ALL=y' "$ksrc/.config"; then
+		hash=$(sed -n 's/^CONFIG_MODULE_SIG_HASH="\(.*\)"$/\1/p' "$ksrc/.config")
+		key=$(sed -n 's/^CONFIG_MODULE_SIG_KEY="\(.*\)"$/\1/p' "$ksrc/.config")
+		for ko in "$root/lib/modules/$kver/extra"/*.ko; do
+			"$ksrc/scripts/sign-file" "$hash" "$ksrc/$key" "$ksrc/certs/signing_key.x509" "$ko" ||
+				die "cannot sign $ko with $ksrc/$key"
+		done
+	fi
 fi
 depmod -b "$root" "$kver" || die "depmod failed for the guest's modules"
+# Compressed modules (the production kernel's .ko.xz): loaded with kmod, as
+# distributions load them. busybox's modprobe first hands the compressed
+# file to finit_module(), which the kernel refuses with "Invalid ELF header
+# magic" in its log, before it decompresses it itself.
+if grep -qE '\.ko\.(xz|gz|zst):' "$root/lib/modules/$kver/modules.dep"; then
+	copy_dynamic "$(command -v kmod)"
+	for tool in modprobe insmod rmmod lsmod modinfo depmod; do
+		ln -sf ../usr/bin/kmod "$root/bin/$tool"
+	done
+fi
 
 cp "$MLX_EXT_ROOT"/tests/vm/*.sh "$root/tests/"
 # The guest's C helpers (tests/vm/*.c), static: the guest has no libc.

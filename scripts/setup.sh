@@ -11,9 +11,10 @@ DEB_PACKAGES=(
 	cargo-web                               # cargo where rustup is absent (same release)
 	clang libclang-dev lld llvm             # LLVM=1 builds, libclang for bindgen
 	flex bison bc libelf-dev libssl-dev cpio kmod xz-utils make
+	openssl                                 # the production kernel's signing key, signature checks
 	qemu-system-x86                         # the test VM
 	busybox-static iproute2                 # guest userland, `rdma` tool
-	gcc libc6-dev                           # the guest's static C helpers (tests/vm/*.c)
+	gcc libc6-dev                           # the production kernel; the guest's static C helpers (tests/vm/*.c)
 	dkms                                    # make check installs mlx_ext with it (staged)
 )
 # The kernel needs bindgen >= 0.65.1; one pinned version, so that a new

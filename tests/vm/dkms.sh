@@ -1,9 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# The guest of scripts/dkms-check.sh: its modules are only what DKMS
-# installed (MLX_EXT_GUEST_MODULES), the tree's are not there. modprobe
+# The guest of scripts/dkms-check.sh, on the production-config kernel booted
+# with module.sig_enforce=1: its modules are only the kernel's and what
+# DKMS installed (MLX_EXT_GUEST_MODULES), the tree's are not there. modprobe
 # loads mlx_ext from updates/dkms with ib_core before it, and it works; the
-# sample ULP, installed beside it, is loaded by modprobe alone.
+# sample ULP, installed beside it, is loaded by modprobe alone; an unsigned
+# module is refused; mlx_ext works next to the real mlx4_ib and mlx5_ib.
 
 . /tests/ktap.sh
 . /tests/common.sh
@@ -28,7 +30,7 @@ test_dkms_modprobe() {
 # no insmod path; the sample sees mlx_ext's record of rxe0.
 test_sample_modprobe() {
 	kver=$(uname -r)
-	grep -q '^updates/sample/mlx_ext_caps.ko: updates/dkms/mlx_ext.ko' /lib/modules/$kver/modules.dep ||
+	grep -qE '^updates/sample/mlx_ext_caps\.ko(\.[a-z]+)?: updates/dkms/mlx_ext\.ko' /lib/modules/$kver/modules.dep ||
 		{ echo "modules.dep: $(grep mlx_ext_caps /lib/modules/$kver/modules.dep)"; return 1; }
 	[ ! -e /sys/module/mlx_ext ] || { echo "mlx_ext loaded already"; return 1; }
 	add_rxe0 || return 1
@@ -43,6 +45,51 @@ test_sample_modprobe() {
 	rmmod mlx_ext_caps && rmmod mlx_ext
 }
 
+# Signatures are enforced (as lockdown does under Secure Boot): the signed
+# modules above loaded without the unsigned-module taint (E), and the
+# sample as built, before Kbuild's modules_install signed it, is refused.
+test_unsigned_module_refused() {
+	expect_eq "$(cat /sys/module/module/parameters/sig_enforce)" Y "sig_enforce" || return 1
+	add_rxe0 && modprobe mlx_ext || return 1
+	case "$(cat /sys/module/mlx_ext/taint)" in
+	*E*) echo "mlx_ext tainted the kernel as unsigned: $(cat /sys/module/mlx_ext/taint)"; return 1 ;;
+	esac
+	[ -f /extra/unsigned/mlx_ext_caps.ko ] || { echo "no unsigned module in /extra"; return 1; }
+	if insmod /extra/unsigned/mlx_ext_caps.ko 2>/tmp/insmod.err; then
+		echo "an unsigned module was loaded"
+		rmmod mlx_ext_caps
+		return 1
+	fi
+	cat /tmp/insmod.err
+	[ ! -e /sys/module/mlx_ext_caps ] || return 1
+	dmesg | grep -q 'Loading of unsigned module is rejected' ||
+		{ echo "no refusal in the kernel log"; return 1; }
+	rmmod mlx_ext
+}
+
+# mlx_ext beside the real Mellanox drivers, loaded with no adapter: they
+# register with the PCI and auxiliary buses and ib_core and bind nothing;
+# mlx_ext's records of rxe0 and of a simulated ConnectX-4 are unchanged, and
+# each of them unloads while the others stay.
+test_next_to_mlx4_ib_and_mlx5_ib() {
+	modprobe mlx4_ib || return 1
+	modprobe mlx5_ib || return 1
+	for m in mlx4_core mlx4_ib mlx5_core mlx5_ib; do
+		[ -e /sys/module/$m ] || { echo "$m not loaded"; return 1; }
+	done
+	add_rxe0 && modprobe mlx_ext && modprobe mlx_ext_sim || return 1
+	echo "0 cx4" >/sys/bus/mlx_ext_sim/new_device || return 1
+	expect_eq "$(cat $IB/rxe0/mlx_ext/masked_atomic_mode)" emulated "rxe0's record" || return 1
+	expect_eq "$(cat $IB/mlxsim0/mlx_ext/masked_atomic_mode)" emulated "a simulated cx4's record" || return 1
+	report
+	# The real drivers saw no adapter: no ib_device of theirs.
+	expect_eq "$(ls $IB | sort | tr '\n' ' ')" "mlxsim0 rxe0 " "ib devices" || return 1
+	rmmod mlx5_ib && rmmod mlx4_ib || return 1
+	expect_eq "$(cat $IB/mlxsim0/mlx_ext/masked_atomic_mode)" emulated "after the real drivers left" || return 1
+	echo 0 >/sys/bus/mlx_ext_sim/del_device && rmmod mlx_ext_sim && rmmod mlx_ext || return 1
+	rmmod mlx5_core mlx4_core
+}
+
 test_kernel_log_clean() {
 	bad=$(kernel_splats)
 	[ -z "$bad" ] && return 0
@@ -50,4 +97,5 @@ test_kernel_log_clean() {
 	return 1
 }
 
-ktap_run test_dkms_modprobe test_sample_modprobe test_kernel_log_clean
+ktap_run test_dkms_modprobe test_sample_modprobe test_unsigned_module_refused \
+	test_next_to_mlx4_ib_and_mlx5_ib test_kernel_log_clean
