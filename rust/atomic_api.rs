@@ -13,7 +13,7 @@ use crate::{
     atomics::{wr::AtomicOp, AtomicReply, Be64, MaskedOp, ReplyOrder},
     caps::{AtomicCap, MaskedMode, Record},
     ib::{
-        sync::IrqSpinLock,
+        sync::{Event, IrqSpinLock},
         ulp::{AtomicApi, Caps, Completion, Handler, Outcome, Pd, Qp, QpInit, Request, UlpOp},
         DeviceName,
     },
@@ -102,9 +102,10 @@ struct Word {
 
 /// The mutable state of a QP.
 struct Inner {
-    /// `mlx_ext_destroy_qp` started: nothing more is posted.
+    /// `mlx_ext_destroy_qp` or `mlx_ext_detach_qp` started: nothing more is
+    /// posted.
     dying: bool,
-    /// Operations posted and not finished.
+    /// Operations posted and not finished (their `done` not returned).
     in_flight: u32,
     cache: GuessCache,
     /// The words (rkey, address) with an emulated compare-and-swap in
@@ -202,9 +203,67 @@ pub struct ExtQp {
     flags: QpFlags,
     #[pin]
     inner: IrqSpinLock<Inner>,
+    /// `Inner::dying`, readable without the lock: a post checks it first,
+    /// so that one racing a detach or destroy gets `ESHUTDOWN` whatever
+    /// else would refuse it.
+    closing: AtomicBool,
+    /// Signalled when the QP is dying and its last operation has finished.
+    #[pin]
+    idle: Event,
 }
 
+/// How long `mlx_ext_detach_qp` waits before it says that it still waits.
+const DETACH_WARN_MS: u32 = 10_000;
+
 impl ExtQp {
+    fn new(dev: Arc<DevState>, qp: Qp, flags: QpFlags) -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(ExtQp {
+                qp,
+                dev,
+                flags,
+                inner <- new_irq_spinlock!(
+                    Inner {
+                        dying: false,
+                        in_flight: 0,
+                        cache: GuessCache::new(),
+                        words: Default::default(),
+                    },
+                    "mlx_ext::ExtQp"
+                ),
+                closing: AtomicBool::new(false),
+                idle <- Event::new(),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Refuses new operations, then waits until every pending one has
+    /// finished (its `done` returned). The operations a batch still waits
+    /// to carry out end with `ESHUTDOWN` when its compare-and-swap in
+    /// flight completes (nothing more is posted); the others complete as
+    /// the QP completes them.
+    fn quiesce(&self) {
+        self.closing.store(true, Ordering::Release);
+        {
+            let mut inner = self.inner.lock();
+            inner.dying = true;
+            if inner.in_flight == 0 {
+                return;
+            }
+        }
+        if self.idle.wait_ms(DETACH_WARN_MS) {
+            return;
+        }
+        pr_warn!(
+            "{}: mlx_ext_detach_qp: still waiting for {} operations after {} s (is the QP stuck in RTS with no peer? moving it to ERR ends them)\n",
+            self.dev.name,
+            self.inner.lock().in_flight,
+            DETACH_WARN_MS / 1000
+        );
+        while !self.idle.wait_ms(DETACH_WARN_MS) {}
+    }
+
     /// Posts `op` for `req` with the lock held, unless the QP is being
     /// destroyed. Holding the lock across the post orders it against
     /// `destroy`: a request posted here is on the send queue before the
@@ -358,19 +417,24 @@ impl OpState {
     }
 }
 
-/// Ends an operation: tells the ULP, then lets the QP go.
+/// Ends an operation: tells the ULP, then lets the QP go (a detach waits
+/// for the ULP's `done` to have returned).
 fn finish(req: Request<OpState>, status: i32, wc_status: u32, reply: AtomicReply) {
     let st = req.into_data();
-    {
-        let mut inner = st.qp.inner.lock();
-        inner.in_flight = inner.in_flight.saturating_sub(1);
-    }
     st.ulp.finish(Outcome {
         status,
         wc_status,
         reply,
         attempts: st.attempts,
     });
+    let idle = {
+        let mut inner = st.qp.inner.lock();
+        inner.in_flight = inner.in_flight.saturating_sub(1);
+        inner.dying && inner.in_flight == 0
+    };
+    if idle {
+        st.qp.idle.signal();
+    }
 }
 
 /// The reply a combined operation gets: its response as the adapter would
@@ -567,6 +631,54 @@ unsafe impl AtomicApi for Api {
         }
     }
 
+    fn init_qp_attr(dev: &DevState, init: &mut QpInit, max_ops: u32) -> Result {
+        if !init.is_rc() {
+            pr_info!(
+                "{}: mlx_ext_init_qp_attr: only RC QPs carry atomics\n",
+                dev.name
+            );
+            return Err(EINVAL);
+        }
+        let (wr, sge) = init.send_cap();
+        let cap = api::init_send_cap(wr, sge, max_ops).map_err(|e| {
+            pr_info!(
+                "{}: mlx_ext_init_qp_attr: max_send_wr {} + max_ops {} does not fit\n",
+                dev.name,
+                wr,
+                max_ops
+            );
+            errno_err(e)
+        })?;
+        init.set_send_cap(cap);
+        Ok(())
+    }
+
+    fn attach_qp(dev: Arc<DevState>, qp: Qp, flags: u32) -> Result<Arc<ExtQp>> {
+        if !qp.is_rc() {
+            pr_info!(
+                "{}: mlx_ext_attach_qp: only RC QPs carry atomics\n",
+                dev.name
+            );
+            return Err(EINVAL);
+        }
+        if !qp.send_cq_in_cqe_model() {
+            pr_info!(
+                "{}: mlx_ext_attach_qp: the send CQ must come from ib_alloc_cq() or the CQ pool (not ib_create_cq() with a comp_handler)\n",
+                dev.name
+            );
+            return Err(EINVAL);
+        }
+        let flags = api::attach_flags(&dev.record(), flags).map_err(|r| {
+            pr_info!("{}: mlx_ext_attach_qp: {}\n", dev.name, r.text());
+            EINVAL
+        })?;
+        ExtQp::new(dev, qp, flags)
+    }
+
+    fn detach_qp(qp: &ExtQp) {
+        qp.quiesce();
+    }
+
     fn create_qp(dev: Arc<DevState>, pd: &Pd, init: &mut QpInit) -> Result<Arc<ExtQp>> {
         if !init.is_rc() {
             pr_info!(
@@ -605,31 +717,24 @@ unsafe impl AtomicApi for Api {
         let qp = Qp::create(pd, init);
         init.unreserve_drain();
         init.set_create_flags(asked);
-        let qp = qp?;
-        Arc::pin_init(
-            pin_init!(ExtQp {
-                qp,
-                dev,
-                flags,
-                inner <- new_irq_spinlock!(
-                    Inner {
-                        dying: false,
-                        in_flight: 0,
-                        cache: GuessCache::new(),
-                        words: Default::default(),
-                    },
-                    "mlx_ext::ExtQp"
-                ),
-            }),
-            GFP_KERNEL,
-        )
+        ExtQp::new(dev, qp?, flags)
     }
 
     fn ib_qp(qp: &ExtQp) -> &Qp {
         &qp.qp
     }
 
-    fn destroy_qp(qp: Arc<ExtQp>) {
+    fn destroy_qp(qp: &ExtQp) {
+        if !qp.qp.is_owned() {
+            // A handle from mlx_ext_attach_qp: the QP is the ULP's to
+            // destroy; what the ULP can rely on is a detach.
+            pr_warn!(
+                "{}: mlx_ext_destroy_qp on an attached QP: detached, not destroyed (use mlx_ext_detach_qp)\n",
+                qp.dev.name
+            );
+            return qp.quiesce();
+        }
+        qp.closing.store(true, Ordering::Release);
         qp.inner.lock().dying = true;
         // ERR and drain: every request posted before `dying` was set
         // completes (flushed) before this returns, and its handler, which
@@ -663,6 +768,10 @@ unsafe impl AtomicApi for Api {
     }
 
     fn post(qp: ArcBorrow<'_, ExtQp>, op: UlpOp, gfp: Flags) -> Result {
+        // (Checked again under the lock where the request is posted.)
+        if qp.closing.load(Ordering::Acquire) {
+            return Err(Error::from_errno(-errno::ESHUTDOWN));
+        }
         if !op.has_done() {
             return Err(EINVAL);
         }

@@ -17,7 +17,9 @@ build_kernel() { # DIR: builds the kernel in the empty directory DIR
 	local dir=$1
 	jobs=${JOBS:-$(($(nproc) + 1))}
 	build_timeout=${MLX_EXT_KERNEL_TIMEOUT:-3600}
-	say "kernel: no cached $MLX_EXT_KERNEL build for key $(kernel_key); building in $dir (7-12 min on 2 cores)"
+	say "kernel: no cached $MLX_EXT_KERNEL build for key $(kernel_key); building in $dir (6-10 min on 2 cores)"
+	# The time of the whole build, unpacking and configuring included.
+	start=$SECONDS
 	kernel_inputs | awk '/^fragment:/ { skip = 1 } !skip { print "    " $0 }' >&2
 	log=$dir/build.log
 	say "kernel: build log $log"
@@ -33,7 +35,7 @@ build_kernel() { # DIR: builds the kernel in the empty directory DIR
 	}
 
 	km -s rustavailable || failed "the Rust toolchain does not satisfy the kernel (see 'make rustavailable' above); run scripts/setup.sh"
-	read -ra fragments < <(kernel_fragments)
+	mapfile -t fragments < <(kernel_fragments)
 	say "kernel: configuring (tinyconfig + ${fragments[*]#"$MLX_EXT_ROOT"/})"
 	km -s tinyconfig || failed "make tinyconfig failed"
 	(cd "$src" && scripts/kconfig/merge_config.sh -m -O . .config \
@@ -57,7 +59,6 @@ build_kernel() { # DIR: builds the kernel in the empty directory DIR
 	((dropped == 0)) || die "the kernel config lost options asked for by ${fragments[*]#"$MLX_EXT_ROOT"/} (a dependency is missing)"
 
 	say "kernel: building bzImage and modules with -j$jobs (timeout ${build_timeout}s; progress every minute)"
-	start=$SECONDS
 	timeout -k 10 "$build_timeout" make -C "$src" "${vars[@]}" -j"$jobs" bzImage modules >>"$log" 2>&1 &
 	make_pid=$!
 	while kill -0 "$make_pid" 2>/dev/null; do

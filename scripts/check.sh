@@ -10,6 +10,9 @@
 # signed), booted in the VM with signatures enforced. The last line sums up
 # all of them. Every step that could hang has a time limit
 # (MLX_EXT_*_TIMEOUT).
+# The behaviour tests run on the debug kernel whatever the environment
+# says; the install tests below ask for the production one themselves.
+export MLX_EXT_KERNEL=debug
 source "$(dirname "$0")/lib.sh"
 cd "$MLX_EXT_ROOT"
 

@@ -17,7 +17,8 @@ set +e
 . "$MLX_EXT_ROOT/tests/vm/ktap.sh"
 
 [ $# = 2 ] || { echo "usage: install-check.sh KDIR STAGE" >&2; exit 2; }
-kdir=$1 stage=$2
+# Absolute: Kbuild runs in KDIR, where a relative INSTALL_MOD_PATH would land.
+kdir=$1 stage=$(realpath -m "$2")
 release=$(cat "$kdir/include/config/kernel.release")
 moddir=$stage/lib/modules/$release/updates
 config=$kdir/.config
@@ -91,13 +92,16 @@ test_headers_install() {
 			sed 's/.*(\(.*\))/\1/' | sort | tr '\n' ' ')" "symbols" || return 1
 }
 
-# The sample ULP, copied where nothing of mlx_ext's tree is near, built with
-# the two Kbuild lines a ULP needs, against the installed files only.
+# The sample ULPs, copied where nothing of mlx_ext's tree is near, built
+# with the two Kbuild lines a ULP needs, against the installed files only:
+# mlx_ext_caps and mlx_ext_counters (the rdma_cm one), both installed into
+# updates/sample for the DKMS boot.
 test_sample_builds_against_installed_files() {
 	dir=$stage/usr/src/mlx_ext/$(uname -m)/$release
 	src=$stage/sample
-	rm -rf "$src"
-	cp -r "$MLX_EXT_ROOT/samples/mlx_ext_caps" "$src"
+	# The sources only (the tree's own build leaves objects beside them).
+	rm -rf "$src" && mkdir -p "$src"
+	cp "$MLX_EXT_ROOT"/samples/mlx_ext_caps/{Kbuild,*.c} "$src/"
 	vars=(M="$src" MLX_EXT_DIR="$dir" RUSTC="$RUSTC" BINDGEN="$BINDGEN")
 	if grep -q '^CONFIG_CC_IS_CLANG=y' "$kdir/.config"; then vars+=(LLVM=1); fi
 	make -C "$kdir" "${vars[@]}" modules >"$stage.log" 2>&1 || { tail -n 30 "$stage.log"; return 1; }
@@ -113,6 +117,19 @@ test_sample_builds_against_installed_files() {
 		modules_install >"$stage.log" 2>&1 || { tail -n 30 "$stage.log"; return 1; }
 	[ -f "$stage/lib/modules/$release/updates/sample/mlx_ext_caps$ko" ] ||
 		{ echo "no updates/sample/mlx_ext_caps$ko"; return 1; }
+	src2=$stage/sample-counters
+	rm -rf "$src2" && mkdir -p "$src2"
+	cp "$MLX_EXT_ROOT"/samples/mlx_ext_counters/{Kbuild,*.c} "$src2/"
+	make -C "$kdir" M="$src2" MLX_EXT_DIR="$dir" RUSTC="$RUSTC" BINDGEN="$BINDGEN" \
+		$(grep -q '^CONFIG_CC_IS_CLANG=y' "$kdir/.config" && echo LLVM=1) modules \
+		>"$stage.log" 2>&1 || { tail -n 30 "$stage.log"; return 1; }
+	if grep -E 'WARNING|undefined' "$stage.log"; then return 1; fi
+	case ",$(modinfo -F depends "$src2/mlx_ext_counters.ko")," in
+	*,mlx_ext,*rdma_cm* | *rdma_cm*,mlx_ext,*) ;;
+	*) echo "mlx_ext_counters depends: $(modinfo -F depends "$src2/mlx_ext_counters.ko")"; return 1 ;;
+	esac
+	make -C "$kdir" M="$src2" INSTALL_MOD_PATH="$stage" INSTALL_MOD_DIR=updates/sample \
+		modules_install >"$stage.log" 2>&1 || { tail -n 30 "$stage.log"; return 1; }
 }
 
 ktap_run test_make_modules test_modules_install_into_stage test_modinfo_version \

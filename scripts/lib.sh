@@ -71,14 +71,14 @@ kernel_inputs() {
 		echo "lld $(ld.lld --version 2>/dev/null | head -n1 || echo missing)"
 	fi
 	local f
-	for f in $(kernel_fragments); do
+	while IFS= read -r f; do
 		echo "fragment: ${f#"$MLX_EXT_ROOT"/}"
 		cat "$f"
-	done
+	done < <(kernel_fragments)
 }
-# The Kconfig fragments merged over tinyconfig, in order.
+# The Kconfig fragments merged over tinyconfig, in order, one per line.
 kernel_fragments() {
-	echo "$MLX_EXT_ROOT/kernel/common.config" "$MLX_EXT_ROOT/kernel/$MLX_EXT_KERNEL.config"
+	printf '%s\n' "$MLX_EXT_ROOT/kernel/common.config" "$MLX_EXT_ROOT/kernel/$MLX_EXT_KERNEL.config"
 }
 # cached_build DIR WHAT BUILD_FN: makes DIR with `BUILD_FN DIR` unless a
 # finished build is there, and prints DIR. Clones, CI and developers share

@@ -60,9 +60,12 @@ if [ -z "${MLX_EXT_GUEST_MODULES:-}" ]; then
 	if grep -q '^CONFIG_MODULE_SIG_ALL=y' "$ksrc/.config"; then
 		hash=$(sed -n 's/^CONFIG_MODULE_SIG_HASH="\(.*\)"$/\1/p' "$ksrc/.config")
 		key=$(sed -n 's/^CONFIG_MODULE_SIG_KEY="\(.*\)"$/\1/p' "$ksrc/.config")
+		# As scripts/Makefile.modinst: a PKCS#11 URI or an absolute
+		# path as it is, else relative to the tree.
+		case "$key" in pkcs11:* | /*) ;; *) key=$ksrc/$key ;; esac
 		for ko in "$root/lib/modules/$kver/extra"/*.ko; do
-			"$ksrc/scripts/sign-file" "$hash" "$ksrc/$key" "$ksrc/certs/signing_key.x509" "$ko" ||
-				die "cannot sign $ko with $ksrc/$key"
+			"$ksrc/scripts/sign-file" "$hash" "$key" "$ksrc/certs/signing_key.x509" "$ko" ||
+				die "cannot sign $ko with $key"
 		done
 	fi
 fi

@@ -41,6 +41,11 @@ modules_install)
 	release=$(cat "$kdir/include/config/kernel.release" 2>/dev/null) ||
 		{ echo "mlx_ext: $kdir has no include/config/kernel.release" >&2; exit 1; }
 	export INSTALL_MOD_DIR=${INSTALL_MOD_DIR:-updates}
+	# Kbuild runs in KDIR: a relative staging root is the caller's.
+	if [ -n "${INSTALL_MOD_PATH:-}" ]; then
+		INSTALL_MOD_PATH=$(realpath -m "$INSTALL_MOD_PATH")
+		export INSTALL_MOD_PATH
+	fi
 	# Kbuild's modules_install signs (CONFIG_MODULE_SIG_ALL) and runs
 	# depmod for the release, in INSTALL_MOD_PATH (scripts/depmod.sh).
 	say "modules_install: make -C $kdir ${vars[*]} INSTALL_MOD_PATH=${INSTALL_MOD_PATH:-/} INSTALL_MOD_DIR=$INSTALL_MOD_DIR modules_install ($release)"

@@ -14,7 +14,7 @@ use crate::caps::{AtomicCap, MaskedMode, Record};
 /// The API's version, `MLX_EXT_API_VERSION` in the header: the major number
 /// changes when an existing call or structure changes, the minor one when
 /// something is added.
-pub const API_VERSION: (u32, u32) = (1, 1);
+pub const API_VERSION: (u32, u32) = (1, 2);
 
 /// `MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY`: bit 27 of `ib_qp_init_attr.create_flags`,
 /// in the range upstream reserves for drivers (26..=31), clear of the bits
@@ -71,6 +71,60 @@ pub fn create_flags(record: &Record, flags: u32) -> Result<(u32, QpFlags), i32> 
         return Err(errno::EINVAL);
     }
     Ok((flags & !QP_CREATE_ATOMIC_BE_REPLY, QpFlags { be_reply }))
+}
+
+/// `MLX_EXT_QP_ATOMIC_BE_REPLY`, the flag of `mlx_ext_attach_qp`.
+pub const ATTACH_ATOMIC_BE_REPLY: u32 = 1 << 0;
+
+/// Why `mlx_ext_attach_qp` refuses its flags (each `EINVAL`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttachRefusal {
+    /// A bit the header does not define.
+    UnknownFlags,
+    /// `MLX_EXT_QP_ATOMIC_BE_REPLY` on a device that replies in host order.
+    BeReplyNotBe,
+    /// No `MLX_EXT_QP_ATOMIC_BE_REPLY` on a device that replies big-endian.
+    BeReplyMissing,
+}
+
+impl AttachRefusal {
+    /// What the log says.
+    pub fn text(self) -> &'static str {
+        match self {
+            Self::UnknownFlags => "flags other than MLX_EXT_QP_ATOMIC_BE_REPLY",
+            Self::BeReplyNotBe => {
+                "MLX_EXT_QP_ATOMIC_BE_REPLY on a device that does not reply big-endian"
+            }
+            Self::BeReplyMissing => {
+                "the device replies big-endian: attach with MLX_EXT_QP_ATOMIC_BE_REPLY"
+            }
+        }
+    }
+}
+
+/// Checks the flags of `mlx_ext_attach_qp` on a device with record
+/// `record`. Unlike a QP mlx_ext creates, which may do without atomics on a
+/// big-endian-reply device, a QP a ULP attaches is attached for atomics: the
+/// flag must be given exactly when the device replies big-endian.
+pub fn attach_flags(record: &Record, flags: u32) -> Result<QpFlags, AttachRefusal> {
+    if flags & !ATTACH_ATOMIC_BE_REPLY != 0 {
+        return Err(AttachRefusal::UnknownFlags);
+    }
+    let be_reply = flags & ATTACH_ATOMIC_BE_REPLY != 0;
+    match (be_reply, record.atomic_cap == AtomicCap::HcaReplyBe) {
+        (true, false) => Err(AttachRefusal::BeReplyNotBe),
+        (false, true) => Err(AttachRefusal::BeReplyMissing),
+        _ => Ok(QpFlags { be_reply }),
+    }
+}
+
+/// The send queue capabilities `mlx_ext_init_qp_attr` asks for: the ULP's
+/// `max_send_wr` plus one work request per operation kept in flight (each
+/// has at most one posted at a time), and at least one scatter/gather
+/// entry (the reply buffer). `EINVAL` if the sum does not fit.
+pub fn init_send_cap(max_send_wr: u32, max_send_sge: u32, max_ops: u32) -> Result<(u32, u32), i32> {
+    let wr = max_send_wr.checked_add(max_ops).ok_or(errno::EINVAL)?;
+    Ok((wr, max_send_sge.max(1)))
 }
 
 /// The operation a ULP asks for (`enum mlx_ext_atomic_opcode`).
@@ -394,6 +448,36 @@ impl GuessCache {
 mod tests {
     use super::*;
     use crate::caps::{DeviceFacts, DRIVER_MLX4, DRIVER_MLX5, DRIVER_RXE};
+
+    #[test]
+    fn attach_flags_follow_the_device() {
+        let be = connectib();
+        assert_eq!(be.atomic_cap, AtomicCap::HcaReplyBe);
+        let host = rxe();
+        let f = ATTACH_ATOMIC_BE_REPLY;
+        assert_eq!(attach_flags(&be, f), Ok(QpFlags { be_reply: true }));
+        assert_eq!(attach_flags(&be, 0), Err(AttachRefusal::BeReplyMissing));
+        assert_eq!(attach_flags(&host, 0), Ok(QpFlags { be_reply: false }));
+        assert_eq!(attach_flags(&host, f), Err(AttachRefusal::BeReplyNotBe));
+        // Unknown bits first, whatever the device; the create flag's bit
+        // means nothing here.
+        for bits in [1 << 1, 1 << 31, QP_CREATE_ATOMIC_BE_REPLY] {
+            assert_eq!(
+                attach_flags(&be, f | bits),
+                Err(AttachRefusal::UnknownFlags)
+            );
+            assert_eq!(attach_flags(&host, bits), Err(AttachRefusal::UnknownFlags));
+        }
+    }
+
+    #[test]
+    fn init_send_cap_adds_room() {
+        assert_eq!(init_send_cap(16, 1, 8), Ok((24, 1)));
+        assert_eq!(init_send_cap(16, 0, 8), Ok((24, 1)));
+        assert_eq!(init_send_cap(16, 3, 0), Ok((16, 3)));
+        assert_eq!(init_send_cap(u32::MAX - 2, 1, 2), Ok((u32::MAX, 1)));
+        assert_eq!(init_send_cap(u32::MAX - 2, 1, 3), Err(errno::EINVAL));
+    }
 
     fn record(driver_id: u32, part: u32, atomic: u32, masked: u32) -> Record {
         Record::derive(&DeviceFacts {

@@ -285,6 +285,17 @@ void mlx_ext_spin_unlock_irq_nested(spinlock_t *lock);
 /** mlx_ext_irqs_disabled - irqs_disabled() */
 bool mlx_ext_irqs_disabled(void);
 
+struct completion;
+
+/** mlx_ext_init_completion - init_completion() */
+void mlx_ext_init_completion(struct completion *c);
+
+/**
+ * mlx_ext_wait_for_completion_ms - wait_for_completion_timeout() for @ms
+ * milliseconds; whether @c was completed. Process context; sleeps.
+ */
+bool mlx_ext_wait_for_completion_ms(struct completion *c, unsigned int ms);
+
 /*
  * The client side of verbs, for mlx_ext's ULP API (rust/ib/ulp.rs): the
  * static inline wrappers of include/rdma/ib_verbs.h.
@@ -299,6 +310,12 @@ struct mlx_ext_qp;
 struct mlx_ext_atomic;
 int mlx_ext_rs_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 			   bool can_sleep);
+
+/**
+ * mlx_ext_rs_detach_qp - mlx_ext_detach_qp() once rust/helpers/export.c
+ * checked its context (Rust, rust/ib/ulp.rs)
+ */
+void mlx_ext_rs_detach_qp(struct mlx_ext_qp *qp);
 
 /** mlx_ext_rcu_read_lock - rcu_read_lock() */
 void mlx_ext_rcu_read_lock(void);
@@ -334,6 +351,13 @@ int mlx_ext_ib_post_send(struct ib_qp *qp, const struct ib_send_wr *wr);
  * IB_POLL_DIRECT
  */
 bool mlx_ext_ib_cq_usable(const struct ib_cq *cq);
+
+/**
+ * mlx_ext_ib_cq_cqe_model - whether @cq is in the ib_cqe model: from
+ * ib_alloc_cq() or the CQ pool, in any polling context (IB_POLL_DIRECT
+ * included: completions reach the ib_cqe when its owner polls)
+ */
+bool mlx_ext_ib_cq_cqe_model(const struct ib_cq *cq);
 
 /**
  * mlx_ext_ib_dma_map_reply - map the 8-byte reply buffer @buf for @dev to

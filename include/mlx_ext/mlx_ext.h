@@ -15,6 +15,9 @@
  *   mlx_ext_api_version(), mlx_ext_query_caps(), mlx_ext_qp_ib(): any.
  *   mlx_ext_post_atomic(): any context ib_post_send() may be called from,
  *     with a gfp_t that suits it (GFP_ATOMIC where it cannot sleep).
+ *   mlx_ext_init_qp_attr(): any; does not sleep.
+ *   mlx_ext_attach_qp(), mlx_ext_detach_qp(): process context; sleep (an
+ *     rdma_cm event handler is fine).
  *   mlx_ext_create_qp(), mlx_ext_destroy_qp(): process context; sleep.
  *   mlx_ext_atomic(): process context; sleeps, killable. Never from the
  *     send CQ's own completion context (-EDEADLK).
@@ -40,7 +43,7 @@
 #include <rdma/ib_verbs.h>
 
 #define MLX_EXT_API_VERSION_MAJOR 1
-#define MLX_EXT_API_VERSION_MINOR 1
+#define MLX_EXT_API_VERSION_MINOR 2
 #define MLX_EXT_API_VERSION \
 	((MLX_EXT_API_VERSION_MAJOR << 16) | MLX_EXT_API_VERSION_MINOR)
 
@@ -111,6 +114,92 @@ int mlx_ext_query_caps(struct ib_device *dev, struct mlx_ext_caps *caps);
 
 struct mlx_ext_qp;
 
+/*
+ * Masked atomics on a QP the ULP creates and owns (since 1.2), the way
+ * rdma_rw works with a ULP's QPs: before rdma_create_qp() or ib_create_qp(),
+ * mlx_ext_init_qp_attr() adds mlx_ext's room to the attributes; once the QP
+ * exists, mlx_ext_attach_qp() gives the handle that mlx_ext_post_atomic()
+ * and mlx_ext_atomic() take; mlx_ext_detach_qp() ends it before the ULP
+ * destroys the QP. The ULP moves the QP through its states (rdma_cm does),
+ * drains and destroys it. Documentation/ulp-api.rst, "Attaching to your
+ * own QP".
+ */
+
+/**
+ * mlx_ext_init_qp_attr - make room in @attr for mlx_ext's operations
+ * @dev: the device the QP will be created on
+ * @attr: the attributes the ULP is about to create its QP with
+ * @max_ops: how many mlx_ext operations the ULP keeps in flight on the QP
+ *
+ * Adds @max_ops to @attr->cap.max_send_wr (each operation has at most one
+ * work request posted at a time) and makes @attr->cap.max_send_sge at
+ * least 1. The room for the ULP's own work requests, and for its own
+ * ib_drain_qp(), stays the ULP's to ask for; so does the send CQ's size,
+ * which must also hold @max_ops more completions. With rdma_cm, also ask for
+ * atomics in the connection: initiator_depth (and, on the responder,
+ * responder_resources) of struct rdma_conn_param at least 1.
+ *
+ * Context: any; does not sleep.
+ * Returns 0; -EINVAL when @attr is not for an IB_QPT_RC QP or the sum does
+ * not fit; -ENODEV as mlx_ext_query_caps().
+ */
+int mlx_ext_init_qp_attr(struct ib_device *dev, struct ib_qp_init_attr *attr,
+			 u32 max_ops);
+
+/*
+ * Flag of mlx_ext_attach_qp(): the ULP accepts atomic replies from an
+ * adapter that writes them big-endian on this little-endian host
+ * (Connect-IB: the device's cap is MLX_EXT_ATOMIC_HCA_REPLY_BE). mlx_ext
+ * converts every response to host order and keeps the raw value in
+ * raw_response. Required on such a device, refused elsewhere.
+ */
+#define MLX_EXT_QP_ATOMIC_BE_REPLY BIT(0)
+
+/**
+ * mlx_ext_attach_qp - let mlx_ext post atomics on the ULP's QP @qp
+ * @qp: an IB_QPT_RC QP the ULP created (rdma_create_qp(), ib_create_qp())
+ *      and keeps owning; its send CQ in the ib_cqe model: from
+ *      ib_alloc_cq() or the CQ pool (IB_POLL_DIRECT is fine when the ULP
+ *      polls it with ib_process_cq_direct()), not ib_create_cq() with a
+ *      comp_handler. The receive CQ and an SRQ are the ULP's business:
+ *      mlx_ext posts no receives.
+ * @flags: 0 or MLX_EXT_QP_ATOMIC_BE_REPLY (see there)
+ *
+ * One handle per QP. The QP may be in any state: operations posted before
+ * it reaches RTS fail as ib_post_send() fails them.
+ *
+ * Context: process context; may sleep (an rdma_cm event handler is fine).
+ * Returns the handle, or an ERR_PTR: -EINVAL (@qp not RC, a send CQ not in
+ * the ib_cqe model, an unknown flag, MLX_EXT_QP_ATOMIC_BE_REPLY missing on
+ * a big-endian-reply device or given on another), -ENODEV as
+ * mlx_ext_query_caps(), -ENOMEM.
+ */
+struct mlx_ext_qp *mlx_ext_attach_qp(struct ib_qp *qp, u32 flags);
+
+/**
+ * mlx_ext_detach_qp - end @mqp: no new operations, the pending ones over
+ *
+ * Once it is called, no thread may post on @mqp but its own @done callbacks,
+ * to which mlx_ext_post_atomic() returns -ESHUTDOWN. It waits until every
+ * operation pending on the QP has ended and its @done has returned:
+ * completed normally, flushed (-ECANCELED) if the QP went to ERR, or
+ * -ESHUTDOWN for an emulated operation stopped between two of its work
+ * requests. Then it frees the handle; the QP stays the ULP's, untouched.
+ * Call it before destroying the QP, before or after the ULP's
+ * ib_drain_qp(). A QP that stays in RTS with its peer gone completes its
+ * operations when the transport gives up (retries exceeded): move it to
+ * ERR (rdma_disconnect() does) to end them at once. Never move the QP to
+ * RESET while operations are in flight: a reset discards work requests
+ * without completions. With an IB_POLL_DIRECT send CQ, completions arrive
+ * only when the ULP polls: do not call it from the only thread that polls
+ * while operations are pending.
+ *
+ * Context: process context; sleeps. Never from the send CQ's completion
+ * context (a @done callback, or another handler run by the same CQ's work
+ * item), whose completions it would wait for: a warning says so.
+ */
+void mlx_ext_detach_qp(struct mlx_ext_qp *mqp);
+
 /**
  * mlx_ext_create_qp - create an RC QP in @pd that mlx_ext can post atomics on
  * @attr: as for ib_create_qp(), plus mlx_ext's create flags. @attr->send_cq
@@ -133,7 +222,7 @@ struct mlx_ext_qp *mlx_ext_create_qp(struct ib_pd *pd,
 				     struct ib_qp_init_attr *attr);
 
 /**
- * mlx_ext_qp_ib - the struct ib_qp of @qp. Context: any.
+ * mlx_ext_qp_ib - the struct ib_qp of @qp (created or attached). Context: any.
  */
 struct ib_qp *mlx_ext_qp_ib(struct mlx_ext_qp *qp);
 
@@ -149,7 +238,9 @@ struct ib_qp *mlx_ext_qp_ib(struct mlx_ext_qp *qp);
  * not) once this is called; posting from the QP's own completion callbacks
  * while it runs is fine (mlx_ext_post_atomic() returns -ESHUTDOWN). Never
  * move the QP to RESET yourself while mlx_ext operations are in flight: a
- * reset discards work requests without completions.
+ * reset discards work requests without completions. Given a handle of
+ * mlx_ext_attach_qp(), it detaches it (with a warning) and destroys
+ * nothing: that QP is the ULP's.
  */
 void mlx_ext_destroy_qp(struct mlx_ext_qp *qp);
 
@@ -239,7 +330,7 @@ struct mlx_ext_atomic {
  * operands; masked atomics unavailable on the device, or standard ones not
  * posted by its driver; a big-endian-reply device and a QP created without
  * MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY), -ESHUTDOWN (the QP is being
- * destroyed), -ENOMEM, or what ib_post_send() returned.
+ * destroyed or detached), -ENOMEM, or what ib_post_send() returned.
  *
  * Ordering: a native or standard operation is one work request, ordered
  * with the QP's other work requests as any atomic is. An emulated masked
@@ -261,10 +352,11 @@ int mlx_ext_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
  * ignored). Returns @op->status, mlx_ext_post_atomic()'s error, -ENOMEM,
  * -EINTR when a fatal signal ended the wait (the operation goes on: its
  * outcome is unknown, and @op is not written), or -EDEADLK (with a one-time
- * warning) where the wait could never end: in interrupt context, or in the
+ * warning) where the wait could never end: in interrupt context, in the
  * completion work item of @qp's own send CQ (IB_POLL_WORKQUEUE), which
- * would have to deliver the completion it waits for. Use
- * mlx_ext_post_atomic() there.
+ * would have to deliver the completion it waits for, or on an attached QP
+ * whose send CQ is IB_POLL_DIRECT (completions come when its owner polls).
+ * Use mlx_ext_post_atomic() there.
  */
 int mlx_ext_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op);
 

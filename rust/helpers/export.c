@@ -29,6 +29,8 @@ EXPORT_SYMBOL_GPL(mlx_ext_query_caps);
 EXPORT_SYMBOL_GPL(mlx_ext_create_qp);
 EXPORT_SYMBOL_GPL(mlx_ext_qp_ib);
 EXPORT_SYMBOL_GPL(mlx_ext_destroy_qp);
+EXPORT_SYMBOL_GPL(mlx_ext_init_qp_attr);
+EXPORT_SYMBOL_GPL(mlx_ext_attach_qp);
 
 int mlx_ext_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 			gfp_t gfp)
@@ -91,7 +93,7 @@ static void mlx_ext_atomic_done(struct mlx_ext_atomic *op)
  * reentrant: the completion waited for is delivered by the very work item
  * that would wait; drivers/infiniband/core/cq.c).
  */
-static const char *mlx_ext_atomic_deadlock(struct mlx_ext_qp *qp)
+static const char *mlx_ext_wait_deadlock(struct mlx_ext_qp *qp)
 {
 	struct ib_cq *cq = mlx_ext_qp_ib(qp)->send_cq;
 
@@ -104,6 +106,21 @@ static const char *mlx_ext_atomic_deadlock(struct mlx_ext_qp *qp)
 	return NULL;
 }
 
+void mlx_ext_detach_qp(struct mlx_ext_qp *mqp)
+{
+	const char *why;
+
+	if (!mqp)
+		return;
+	might_sleep();
+	/* It waits for completions that only this context could deliver. */
+	why = mlx_ext_wait_deadlock(mqp);
+	WARN_ONCE(why, "mlx_ext: %s() called from %s: it will wait for ever\n",
+		  __func__, why);
+	mlx_ext_rs_detach_qp(mqp);
+}
+EXPORT_SYMBOL_GPL(mlx_ext_detach_qp);
+
 int mlx_ext_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op)
 {
 	struct mlx_ext_sync_op *s;
@@ -112,7 +129,12 @@ int mlx_ext_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op)
 
 	if (!qp || !op)
 		return -EINVAL;
-	why = mlx_ext_atomic_deadlock(qp);
+	why = mlx_ext_wait_deadlock(qp);
+	/* An attached QP's send CQ may be polled directly (IB_POLL_DIRECT):
+	 * its completions come only when its owner polls.
+	 */
+	if (!why && mlx_ext_qp_ib(qp)->send_cq->poll_ctx == IB_POLL_DIRECT)
+		why = "a QP whose send CQ is polled directly (IB_POLL_DIRECT)";
 	if (why) {
 		pr_warn_once("mlx_ext: %s() called from %s, where waiting for the operation would never end: refused with -EDEADLK (use mlx_ext_post_atomic())\n",
 			     __func__, why);

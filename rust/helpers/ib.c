@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Wrappers of static inline functions and macros of the RDMA core, for Rust. */
 
+#include <linux/completion.h>
 #include <linux/device.h>
 #include <linux/if_link.h>
 #include <linux/pci.h>
@@ -100,6 +101,16 @@ bool mlx_ext_irqs_disabled(void)
 	return irqs_disabled();
 }
 
+void mlx_ext_init_completion(struct completion *c)
+{
+	init_completion(c);
+}
+
+bool mlx_ext_wait_for_completion_ms(struct completion *c, unsigned int ms)
+{
+	return wait_for_completion_timeout(c, msecs_to_jiffies(ms)) != 0;
+}
+
 /*
  * The devices of rust/ib/driver have no DMA device: their DMA addresses are
  * kernel virtual addresses, which only INFINIBAND_VIRT_DMA makes true.
@@ -156,6 +167,14 @@ bool mlx_ext_ib_cq_usable(const struct ib_cq *cq)
 {
 	/* ib_alloc_cq() and the CQ pool allocate cq->wc; ib_create_cq() does not. */
 	return cq && cq->wc && cq->poll_ctx != IB_POLL_DIRECT;
+}
+
+bool mlx_ext_ib_cq_cqe_model(const struct ib_cq *cq)
+{
+	/* drivers/infiniband/core/cq.c: __ib_alloc_cq() allocates cq->wc for
+	 * every polling context; ib_create_cq() never does.
+	 */
+	return cq && cq->wc;
 }
 
 int mlx_ext_ib_dma_map_reply(struct ib_device *dev, void *buf, u64 *addr)

@@ -15,7 +15,11 @@
 //! C header: [`include/linux/spinlock.h`](srctree/include/linux/spinlock.h).
 
 use super::bindings;
-use kernel::sync::lock::{Backend, Lock};
+use kernel::{
+    prelude::*,
+    sync::lock::{Backend, Lock},
+    types::Opaque,
+};
 
 /// A spinlock taken with interrupts disabled.
 pub type IrqSpinLock<T> = Lock<T, IrqSpinLockBackend>;
@@ -95,4 +99,44 @@ impl Drop for RcuReadGuard {
 pub fn synchronize_rcu() {
     // SAFETY: a plain C call, from process context (the callers').
     unsafe { bindings::synchronize_rcu() };
+}
+
+/// An event that, once signalled, stays signalled (`struct completion`
+/// with `complete_all`): any context may signal it, process context waits
+/// for it. The 6.12 kernel crate has no completion.
+#[pin_data]
+pub struct Event {
+    #[pin]
+    inner: Opaque<bindings::completion>,
+}
+
+// SAFETY: a completion is made to be signalled and waited for from any
+// thread; its wait queue has its own lock.
+unsafe impl Send for Event {}
+// SAFETY: as above.
+unsafe impl Sync for Event {}
+
+impl Event {
+    /// An event not signalled yet.
+    pub fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            // SAFETY: `init_completion` initialises the memory it is given.
+            inner <- Opaque::ffi_init(|p| unsafe { bindings::mlx_ext_init_completion(p) }),
+        })
+    }
+
+    /// Signals the event: every waiter, present and future, goes on. Any
+    /// context.
+    pub fn signal(&self) {
+        // SAFETY: initialised by `new`.
+        unsafe { bindings::complete_all(self.inner.get()) };
+    }
+
+    /// Waits at most `ms` milliseconds for the event; whether it was
+    /// signalled. Sleeps.
+    pub fn wait_ms(&self, ms: u32) -> bool {
+        // SAFETY: initialised by `new`; the caller is in process context
+        // (sleeping is the point).
+        unsafe { bindings::mlx_ext_wait_for_completion_ms(self.inner.get(), ms) }
+    }
 }

@@ -91,11 +91,27 @@ impl QpInit {
         self.0.cap.max_send_wr = self.0.cap.max_send_wr.saturating_sub(1);
         self.0.cap.max_recv_wr = self.0.cap.max_recv_wr.saturating_sub(1);
     }
+
+    /// The send queue's capabilities asked for: `(max_send_wr,
+    /// max_send_sge)`.
+    pub fn send_cap(&self) -> (u32, u32) {
+        (self.0.cap.max_send_wr, self.0.cap.max_send_sge)
+    }
+
+    /// Sets them.
+    pub fn set_send_cap(&mut self, (wr, sge): (u32, u32)) {
+        self.0.cap.max_send_wr = wr;
+        self.0.cap.max_send_sge = sge;
+    }
 }
 
-/// A QP mlx_ext created for a ULP and owns.
+/// A QP mlx_ext posts on: one it created for a ULP and owns
+/// (`mlx_ext_create_qp`), or one a ULP created and keeps owning
+/// (`mlx_ext_attach_qp`).
 pub struct Qp {
     raw: NonNull<bindings::ib_qp>,
+    /// mlx_ext created it: [`Qp::destroy`] destroys it.
+    owned: bool,
     destroyed: AtomicBool,
 }
 
@@ -114,8 +130,43 @@ impl Qp {
         let raw = from_err_ptr(unsafe { bindings::mlx_ext_ib_create_qp(pd.0.get(), &mut init.0) })?;
         Ok(Self {
             raw: NonNull::new(raw).ok_or(ENOMEM)?,
+            owned: true,
             destroyed: AtomicBool::new(false),
         })
+    }
+
+    /// A QP the ULP created and keeps owning: mlx_ext posts on it and
+    /// never changes its state nor destroys it.
+    ///
+    /// # Safety
+    ///
+    /// `raw` is a valid QP that stays valid while the result lives (the
+    /// header's contract: the ULP detaches before it destroys the QP).
+    pub unsafe fn attach(raw: NonNull<bindings::ib_qp>) -> Self {
+        Self {
+            raw,
+            owned: false,
+            destroyed: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether mlx_ext created it (and destroys it).
+    pub fn is_owned(&self) -> bool {
+        self.owned
+    }
+
+    /// Whether it is a reliable connected QP.
+    pub fn is_rc(&self) -> bool {
+        // SAFETY: the QP is valid while `self` lives.
+        unsafe { (*self.raw.as_ptr()).qp_type == bindings::ib_qp_type_IB_QPT_RC }
+    }
+
+    /// Whether its send CQ is in the `ib_cqe` model (from `ib_alloc_cq` or
+    /// the CQ pool, any polling context), which mlx_ext's work requests
+    /// complete through.
+    pub fn send_cq_in_cqe_model(&self) -> bool {
+        // SAFETY: the QP and its send CQ are valid while `self` lives.
+        unsafe { bindings::mlx_ext_ib_cq_cqe_model((*self.raw.as_ptr()).send_cq) }
     }
 
     /// The `struct ib_qp`, for the ULP.
@@ -199,9 +250,9 @@ impl Qp {
     /// completes or is flushed, and their callbacks return), then destroys
     /// it. A QP still in RESET (RESET to ERR is not a legal transition, and
     /// nothing can be posted in RESET) is destroyed at once. Runs once; may
-    /// sleep.
+    /// sleep. Does nothing to an attached QP, which is the ULP's.
     pub fn destroy(&self) {
-        if self.destroyed.swap(true, Ordering::AcqRel) {
+        if !self.owned || self.destroyed.swap(true, Ordering::AcqRel) {
             return;
         }
         let qp = self.raw.as_ptr();
@@ -439,12 +490,20 @@ pub unsafe trait AtomicApi: 'static {
     fn device(data: &<Self::Client as Client>::DeviceData) -> Arc<Self::Dev>;
     /// `mlx_ext_query_caps`.
     fn query(dev: &Self::Dev) -> Caps;
+    /// `mlx_ext_init_qp_attr`: edits `init`'s send capabilities.
+    fn init_qp_attr(dev: &Self::Dev, init: &mut QpInit, max_ops: u32) -> Result;
+    /// `mlx_ext_attach_qp`.
+    fn attach_qp(dev: Arc<Self::Dev>, qp: Qp, flags: u32) -> Result<Arc<Self::Qp>>;
+    /// `mlx_ext_detach_qp`: returns once no operation of `qp` runs; the
+    /// handle is dropped afterwards.
+    fn detach_qp(qp: &Self::Qp);
     /// `mlx_ext_create_qp`.
     fn create_qp(dev: Arc<Self::Dev>, pd: &Pd, init: &mut QpInit) -> Result<Arc<Self::Qp>>;
     /// The QP's `struct ib_qp`.
     fn ib_qp(qp: &Self::Qp) -> &Qp;
-    /// `mlx_ext_destroy_qp`.
-    fn destroy_qp(qp: Arc<Self::Qp>);
+    /// `mlx_ext_destroy_qp`: as `detach_qp`, and the QP destroyed if
+    /// mlx_ext created it.
+    fn destroy_qp(qp: &Self::Qp);
     /// `mlx_ext_post_atomic`: on error, `op`'s `done` is not called.
     fn post(qp: ArcBorrow<'_, Self::Qp>, op: UlpOp, gfp: Flags) -> Result;
 }
@@ -533,6 +592,92 @@ pub mod entry {
         }
     }
 
+    /// `mlx_ext_init_qp_attr`.
+    ///
+    /// # Safety
+    ///
+    /// `dev` a device as for `query_caps`, `attr` a valid, writable
+    /// `ib_qp_init_attr`.
+    pub unsafe fn init_qp_attr<A: AtomicApi>(
+        dev: *mut c_void,
+        attr: *mut c_void,
+        max_ops: u32,
+    ) -> c_int {
+        let Some(d) = device::<A>(dev.cast()) else {
+            return ENODEV.to_errno();
+        };
+        if attr.is_null() {
+            return EINVAL.to_errno();
+        }
+        let attr = attr.cast::<bindings::ib_qp_init_attr>();
+        // SAFETY: a valid `ib_qp_init_attr` (the caller's contract).
+        let mut init = QpInit(unsafe { attr.read() });
+        match A::init_qp_attr(&d, &mut init, max_ops) {
+            Ok(()) => {
+                // Only the send queue's capabilities change.
+                // SAFETY: as above.
+                unsafe { (*attr).cap = init.0.cap };
+                0
+            }
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// `mlx_ext_attach_qp`.
+    ///
+    /// # Safety
+    ///
+    /// `qp` a valid QP of a device as for `query_caps`, which the ULP does
+    /// not destroy before it detaches the handle returned.
+    pub unsafe fn attach_qp<A: AtomicApi>(qp: *mut c_void, flags: u32) -> *mut c_void {
+        let err = |e: Error| e.to_ptr::<c_void>();
+        let Some(raw) = NonNull::new(qp.cast::<bindings::ib_qp>()) else {
+            return err(EINVAL);
+        };
+        // SAFETY: the caller's contract.
+        let qp = unsafe { Qp::attach(raw) };
+        let Some(d) = device::<A>(qp.device_raw()) else {
+            return err(ENODEV);
+        };
+        match A::attach_qp(d, qp, flags) {
+            Ok(q) => q.into_foreign().cast_mut(),
+            Err(e) => err(e),
+        }
+    }
+
+    /// `mlx_ext_detach_qp`.
+    ///
+    /// # Safety
+    ///
+    /// As `borrow`; the handle is not used again.
+    pub unsafe fn detach_qp<A: AtomicApi>(qp: *mut c_void) {
+        // SAFETY: the caller's contract.
+        unsafe { end::<A>(qp, A::detach_qp) }
+    }
+
+    /// Ends a handle with `f` (detach or destroy), then gives the ULP's
+    /// reference back. The handle is borrowed while `f` waits: the `done`
+    /// callbacks that post meanwhile borrow it too, and `f` returns only
+    /// once the last of them has returned.
+    ///
+    /// # Safety
+    ///
+    /// As `borrow`; no thread but those callbacks uses the handle once
+    /// this is called (the header's contract), and nothing does afterwards.
+    unsafe fn end<A: AtomicApi>(qp: *mut c_void, f: fn(&A::Qp)) {
+        if qp.is_null() {
+            return;
+        }
+        {
+            // SAFETY: the caller's contract: valid until given back below.
+            let q = unsafe { borrow::<A>(qp) };
+            f(&q);
+        }
+        // SAFETY: `into_foreign` made it; no borrow is left (`f` waited
+        // for the last callback), and the caller does not use it again.
+        drop(unsafe { <Arc<A::Qp> as ForeignOwnable>::from_foreign(qp) });
+    }
+
     /// The `Arc` behind a handle, borrowed.
     ///
     /// # Safety
@@ -563,11 +708,8 @@ pub mod entry {
     ///
     /// As `borrow`; the handle is not used again.
     pub unsafe fn destroy_qp<A: AtomicApi>(qp: *mut c_void) {
-        if qp.is_null() {
-            return;
-        }
-        // SAFETY: the caller's contract: the ULP's reference is given back.
-        A::destroy_qp(unsafe { <Arc<A::Qp> as ForeignOwnable>::from_foreign(qp) });
+        // SAFETY: the caller's contract.
+        unsafe { end::<A>(qp, A::destroy_qp) }
     }
 
     /// `mlx_ext_post_atomic`.
@@ -633,6 +775,47 @@ macro_rules! export_atomic_api {
         ) -> *mut ::kernel::ffi::c_void {
             // SAFETY: the header's contract.
             unsafe { $crate::ib::ulp::entry::create_qp::<$api>(pd, attr) }
+        }
+
+        /// `mlx_ext_init_qp_attr`.
+        ///
+        /// # Safety
+        ///
+        /// As the header says.
+        #[no_mangle]
+        pub unsafe extern "C" fn mlx_ext_init_qp_attr(
+            dev: *mut ::kernel::ffi::c_void,
+            attr: *mut ::kernel::ffi::c_void,
+            max_ops: u32,
+        ) -> ::kernel::ffi::c_int {
+            // SAFETY: the header's contract.
+            unsafe { $crate::ib::ulp::entry::init_qp_attr::<$api>(dev, attr, max_ops) }
+        }
+
+        /// `mlx_ext_attach_qp`.
+        ///
+        /// # Safety
+        ///
+        /// As the header says.
+        #[no_mangle]
+        pub unsafe extern "C" fn mlx_ext_attach_qp(
+            qp: *mut ::kernel::ffi::c_void,
+            flags: u32,
+        ) -> *mut ::kernel::ffi::c_void {
+            // SAFETY: the header's contract.
+            unsafe { $crate::ib::ulp::entry::attach_qp::<$api>(qp, flags) }
+        }
+
+        /// `mlx_ext_detach_qp`, called by its C wrapper once it checked
+        /// the context.
+        ///
+        /// # Safety
+        ///
+        /// As the header says.
+        #[no_mangle]
+        pub unsafe extern "C" fn mlx_ext_rs_detach_qp(qp: *mut ::kernel::ffi::c_void) {
+            // SAFETY: the header's contract.
+            unsafe { $crate::ib::ulp::entry::detach_qp::<$api>(qp) }
         }
 
         /// `mlx_ext_qp_ib`.

@@ -84,10 +84,21 @@
  *	"ok N enodev E other O running R" of the last capsloop; reaps it when
  *	it has stopped.
  *   apistats
- *	"posted P done D ok O canceled C shutdown S other X": the API
+ *	"posted P done D ok O canceled C shutdown S other X atend E": the API
  *	operations "hold" posted and the outcomes their callbacks reported
  *	since the last apistats (X also counts operations whose callback did
- *	not run exactly once by the time their QP was destroyed).
+ *	not run exactly once by the time their QP was destroyed or detached;
+ *	E those still pending when the destroy or detach began).
+ *   qpmode create|attach|attach_drain
+ *	How the commands that use the API get their QPs from then on: made by
+ *	mlx_ext_create_qp() and ended by mlx_ext_destroy_qp() (create, the
+ *	default), or created by the ULP (mlx_ext_init_qp_attr(),
+ *	ib_create_qp()) and attached (mlx_ext_attach_qp()), ended by
+ *	mlx_ext_detach_qp() and then the ULP's drain and destroy (attach) or
+ *	the ULP's drain, the detach, and the destroy (attach_drain).
+ *   attachflags DEV
+ *	The refusals of mlx_ext_init_qp_attr() and mlx_ext_attach_qp(), one
+ *	"CASE RESULT" line each.
  *
  * POLL is the CQ's poll context: direct, softirq, workqueue or unbound.
  * DEV may be NAME|OTHER: the device with either name (one a test renames).
@@ -120,7 +131,12 @@ static char result[RESULT_MAX];
  * word) and the responder side B (PD, CQ, QP qb, an FRWR region over one
  * page of NWORDS target words), on one device (loopback) or two.
  */
+/* How the API's QPs are made and ended ("qpmode"). */
+enum qp_mode { QP_CREATE, QP_ATTACH, QP_ATTACH_DRAIN };
+static enum qp_mode qp_mode;
+
 struct loop {
+	enum qp_mode mode;	/* of xqa and the contenders' QPs */
 	struct ib_device *dev;	/* A's */
 	struct ib_device *dev_b;
 	enum ib_poll_context poll;
@@ -140,6 +156,8 @@ struct loop {
 	bool sg_mapped;
 	u64 reply_dma;
 	bool reply_mapped;
+	/* API operations "hold" posted on xqa whose done has not run */
+	atomic_t pending;
 };
 
 struct op {
@@ -283,11 +301,93 @@ static int connect_qp(struct ib_qp *qp, struct ib_qp *dest, int access, bool *li
 				     IB_QP_MAX_QP_RD_ATOMIC);
 }
 
+/*
+ * A QP that mlx_ext's API posts on, made as @mode says: by
+ * mlx_ext_create_qp(), or by the ULP with mlx_ext's room and attached. On
+ * an attach failure *@qp is the ULP's QP, to destroy.
+ */
+static struct mlx_ext_qp *xqp_make(enum qp_mode mode, struct ib_pd *pd,
+				   struct ib_qp_init_attr *init, u32 create_flags,
+				   struct ib_qp **qp, const char **stage)
+{
+	struct mlx_ext_qp *xqp;
+	int err;
+
+	*qp = NULL;
+	*stage = "qp";
+	if (mode == QP_CREATE) {
+		init->create_flags = create_flags;
+		xqp = mlx_ext_create_qp(pd, init);
+		if (!IS_ERR(xqp))
+			*qp = mlx_ext_qp_ib(xqp);
+		return xqp;
+	}
+	/* The ULP's own room: half of what mlx_ext_create_qp()'s users ask. */
+	init->cap.max_send_wr /= 2;
+	err = mlx_ext_init_qp_attr(pd->device, init, init->cap.max_send_wr);
+	if (err) {
+		*stage = "qpattr";
+		return ERR_PTR(err);
+	}
+	*qp = ib_create_qp(pd, init);
+	if (IS_ERR(*qp)) {
+		xqp = ERR_CAST(*qp);
+		*qp = NULL;
+		return xqp;
+	}
+	*stage = "attach";
+	return mlx_ext_attach_qp(*qp, (create_flags & MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY) ?
+				 MLX_EXT_QP_ATOMIC_BE_REPLY : 0);
+}
+
+static atomic_t api_other;
+/* "hold" operations still pending when their QP's end began */
+static atomic_t api_at_end;
+
+/*
+ * Ends what xqp_make() made; @live: @qp left RESET. @pending (if given)
+ * counts the API operations whose done has not run: none may be left when
+ * mlx_ext_destroy_qp() or mlx_ext_detach_qp() returns (counted in
+ * apistats' "other" otherwise).
+ */
+static void xqp_end(enum qp_mode mode, struct mlx_ext_qp *xqp, struct ib_qp *qp,
+		    bool live, atomic_t *pending)
+{
+	if (pending)
+		atomic_add(atomic_read(pending), &api_at_end);
+	switch (mode) {
+	case QP_CREATE:
+		/* ERR, drain, every mlx_ext operation finished, destroy. */
+		mlx_ext_destroy_qp(xqp);
+		if (pending && atomic_read(pending))
+			atomic_inc(&api_other);
+		return;
+	case QP_ATTACH:
+		/* Every mlx_ext operation finished (the QP still in RTS),
+		 * then the ULP's own teardown.
+		 */
+		mlx_ext_detach_qp(xqp);
+		if (pending && atomic_read(pending))
+			atomic_inc(&api_other);
+		if (live)
+			ib_drain_qp(qp);
+		break;
+	case QP_ATTACH_DRAIN:
+		/* The ULP drains first (ERR: the operations are flushed). */
+		if (live)
+			ib_drain_qp(qp);
+		mlx_ext_detach_qp(xqp);
+		if (pending && atomic_read(pending))
+			atomic_inc(&api_other);
+		break;
+	}
+	ib_destroy_qp(qp);
+}
+
 static void loop_destroy(struct loop *l)
 {
 	if (l->xqa) {
-		/* ERR, drain, every mlx_ext operation finished, destroy. */
-		mlx_ext_destroy_qp(l->xqa);
+		xqp_end(l->mode, l->xqa, l->qa, l->qa_live, &l->pending);
 		l->qa = NULL;
 	}
 	if (l->qa) {
@@ -353,7 +453,9 @@ static int loop_register(struct loop *l, int access)
 #define ALL_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
 		    IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)
 
-/* Makes one side: PD, CQ and RC QP on @dev. */
+/* Makes one side: PD, CQ and RC QP on @dev (through the API as qp_mode
+ * says when @xqp is given).
+ */
 static const char *side_setup(struct ib_device *dev, enum ib_poll_context poll,
 			      struct ib_pd **pd, struct ib_cq **cq,
 			      struct ib_qp **qp, struct mlx_ext_qp **xqp,
@@ -382,14 +484,14 @@ static const char *side_setup(struct ib_device *dev, enum ib_poll_context poll,
 	init.sq_sig_type = IB_SIGNAL_REQ_WR;
 	init.qp_type = IB_QPT_RC;
 	if (xqp) {
-		init.create_flags = api_flags;
-		*xqp = mlx_ext_create_qp(*pd, &init);
+		const char *stage;
+
+		*xqp = xqp_make(qp_mode, *pd, &init, api_flags, qp, &stage);
 		if (IS_ERR(*xqp)) {
 			*err = PTR_ERR(*xqp);
 			*xqp = NULL;
-			return "qp";
+			return stage;
 		}
-		*qp = mlx_ext_qp_ib(*xqp);
 		return NULL;
 	}
 	*qp = ib_create_qp(*pd, &init);
@@ -411,6 +513,7 @@ static const char *loop_setup_api(struct loop *l, struct ib_device *dev,
 {
 	const char *stage;
 
+	l->mode = qp_mode;
 	l->dev = dev;
 	l->dev_b = dev_b;
 	l->poll = poll;
@@ -743,13 +846,130 @@ static int run_apiflags(struct ib_device *dev)
 	return 0;
 }
 
+static void attach_cq_event(struct ib_cq *cq, void *ctx)
+{
+}
+
+/*
+ * Attaches to a fresh QP of @type on @dev whose send CQ is @cq_kind
+ * ("alloc": ib_alloc_cq() with @poll; "create": ib_create_cq() with a
+ * comp_handler, as pre-ib_cqe ULPs make them), with @flags; returns what
+ * mlx_ext_attach_qp() said (0 when it attached, then detached, or with
+ * @destroy given to mlx_ext_destroy_qp(), which must leave the QP alone).
+ */
+static int attach_one(struct ib_device *dev, enum ib_qp_type type,
+		      const char *cq_kind, enum ib_poll_context poll, u32 flags,
+		      bool destroy)
+{
+	struct ib_qp_init_attr init = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = type,
+	};
+	struct ib_cq_init_attr cq_attr = { .cqe = 16 };
+	struct mlx_ext_qp *xqp;
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+	struct ib_pd *pd;
+	int err;
+
+	pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(pd))
+		return PTR_ERR(pd);
+	if (!strcmp(cq_kind, "create"))
+		cq = ib_create_cq(dev, attach_cq_event, NULL, NULL, &cq_attr);
+	else
+		cq = ib_alloc_cq(dev, NULL, 16, 0, poll);
+	if (IS_ERR(cq)) {
+		err = PTR_ERR(cq);
+		goto out_pd;
+	}
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	err = mlx_ext_init_qp_attr(dev, &init, 4);
+	/* Not RC: refused here already; the QP is made anyway, to attach. */
+	if (err && type == IB_QPT_RC)
+		goto out_cq;
+	qp = ib_create_qp(pd, &init);
+	if (IS_ERR(qp)) {
+		err = PTR_ERR(qp);
+		goto out_cq;
+	}
+	xqp = mlx_ext_attach_qp(qp, flags);
+	err = PTR_ERR_OR_ZERO(xqp);
+	if (!err && destroy)
+		mlx_ext_destroy_qp(xqp);
+	else if (!err)
+		mlx_ext_detach_qp(xqp);
+	ib_destroy_qp(qp);
+out_cq:
+	if (!strcmp(cq_kind, "create"))
+		ib_destroy_cq(cq);
+	else
+		ib_free_cq(cq);
+out_pd:
+	ib_dealloc_pd(pd);
+	return err;
+}
+
+static int run_attachflags(struct ib_device *dev)
+{
+	struct ib_qp_init_attr init = { .qp_type = IB_QPT_RC };
+	size_t n = 0;
+	int ret;
+
+#define CASE(name, expr) \
+	(n += scnprintf(result + n, RESULT_MAX - n, "%s %d\n", name, (expr)))
+	result[0] = 0;
+	init.cap.max_send_wr = 8;
+	ret = mlx_ext_init_qp_attr(dev, &init, 4);
+	n += scnprintf(result + n, RESULT_MAX - n, "init_adds %d %u %u\n", ret,
+		       init.cap.max_send_wr, init.cap.max_send_sge);
+	init.cap.max_send_wr = U32_MAX - 1;
+	CASE("init_overflow", mlx_ext_init_qp_attr(dev, &init, 2));
+	init.qp_type = IB_QPT_UD;
+	CASE("init_not_rc", mlx_ext_init_qp_attr(dev, &init, 2));
+	CASE("init_null", mlx_ext_init_qp_attr(dev, NULL, 2));
+	CASE("attach_null", PTR_ERR_OR_ZERO(mlx_ext_attach_qp(NULL, 0)));
+	CASE("attach", attach_one(dev, IB_QPT_RC, "alloc", IB_POLL_SOFTIRQ, 0,
+				  false));
+	CASE("attach_be", attach_one(dev, IB_QPT_RC, "alloc", IB_POLL_SOFTIRQ,
+				     MLX_EXT_QP_ATOMIC_BE_REPLY, false));
+	CASE("attach_unknown_flag", attach_one(dev, IB_QPT_RC, "alloc",
+					       IB_POLL_SOFTIRQ, BIT(5), false));
+	CASE("attach_create_flag", attach_one(dev, IB_QPT_RC, "alloc",
+					      IB_POLL_SOFTIRQ,
+					      MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY,
+					      false));
+	CASE("attach_direct_cq", attach_one(dev, IB_QPT_RC, "alloc",
+					    IB_POLL_DIRECT, 0, false));
+	CASE("attach_created_cq", attach_one(dev, IB_QPT_RC, "create",
+					     IB_POLL_SOFTIRQ, 0, false));
+	CASE("attach_uc", attach_one(dev, IB_QPT_UC, "alloc", IB_POLL_SOFTIRQ, 0,
+				     false));
+	/* The handle given to mlx_ext_destroy_qp(): detached, QP left. */
+	CASE("destroy_attached", attach_one(dev, IB_QPT_RC, "alloc",
+					    IB_POLL_SOFTIRQ, 0, true));
+#undef CASE
+	return 0;
+}
+
 /* What "hold ... api" posted and what came back. */
-static atomic_t api_posted, api_done, api_ok, api_canceled, api_shutdown,
-	api_other;
+static atomic_t api_posted, api_done, api_ok, api_canceled, api_shutdown;
+
+/* The context of a "hold ... api" operation. */
+struct held_call {
+	atomic_t calls;		/* done calls: must end at 1 */
+	struct loop *l;
+};
 
 static void api_held_done(struct mlx_ext_atomic *op)
 {
-	atomic_inc(op->context);	/* this op's calls: must end at 1 */
+	struct held_call *c = op->context;
+
+	atomic_inc(&c->calls);
+	atomic_dec(&c->l->pending);
 	atomic_inc(&api_done);
 	if (!op->status)
 		atomic_inc(&api_ok);
@@ -783,7 +1003,7 @@ static void api_held_done(struct mlx_ext_atomic *op)
 struct contender {
 	struct loop *l;
 	struct mlx_ext_qp *xq;
-	struct ib_qp *qb;
+	struct ib_qp *qa, *qb;
 	bool qa_live, qb_live;
 	unsigned int t;
 	u32 ops;
@@ -911,12 +1131,13 @@ static const char *contend_setup(struct contend_set *cs, struct ib_device *dev,
 		}
 		init.send_cq = l->cq;
 		init.recv_cq = l->cq;
-		xq = mlx_ext_create_qp(l->pd, &init);
+		xq = xqp_make(l->mode, l->pd, &init, 0, &ct->qa, &stage);
 		if (IS_ERR(xq)) {
 			*err = PTR_ERR(xq);
-			return "qp";
+			return stage;
 		}
 		ct->xq = xq;
+		init.cap.max_send_wr = 16;
 		init.send_cq = l->cq_b;
 		init.recv_cq = l->cq_b;
 		qb = ib_create_qp(l->pd_b, &init);
@@ -944,7 +1165,9 @@ static void contend_teardown(struct contend_set *cs)
 		struct contender *ct = &cs->c[t];
 
 		if (ct->xq)
-			mlx_ext_destroy_qp(ct->xq);
+			xqp_end(cs->l.mode, ct->xq, ct->qa, ct->qa_live, NULL);
+		else if (ct->qa)
+			ib_destroy_qp(ct->qa);
 		if (ct->qb) {
 			if (ct->qb_live)
 				ib_drain_qp(ct->qb);
@@ -1752,7 +1975,7 @@ struct ulp_dev {
 	struct loop *held;
 	struct op *ops;
 	struct mlx_ext_atomic *api_ops;
-	atomic_t *api_calls;	/* done calls per API op */
+	struct held_call *api_calls;	/* per API op */
 	u32 api_n;		/* API ops posted */
 	struct ib_event_handler events;
 	atomic_t port_err, port_active;
@@ -1867,7 +2090,7 @@ static void release(struct ulp_dev *d)
 	loop_destroy(d->held);
 	/* mlx_ext_destroy_qp() returned: every API op reported exactly once. */
 	for (i = 0; i < d->api_n; i++)
-		if (atomic_read(&d->api_calls[i]) != 1)
+		if (atomic_read(&d->api_calls[i].calls) != 1)
 			atomic_inc(&api_other);
 	kfree(d->held);
 	kfree(d->ops);
@@ -1925,11 +2148,15 @@ static int hold(struct ulp_dev *d, u32 n, bool api)
 		op->compare_add = 1ULL << (8 * i);
 		op->compare_add_mask = 0x8080808080808080ULL;
 		op->done = api_held_done;
+		d->api_calls[i].l = d->held;
 		op->context = &d->api_calls[i];
+		atomic_inc(&d->held->pending);
 		err = mlx_ext_post_atomic(d->held->xqa, op, GFP_KERNEL);
 		if (!err) {
 			atomic_inc(&api_posted);
 			d->api_n++;
+		} else {
+			atomic_dec(&d->held->pending);
 		}
 	}
 	if (stage || err) {
@@ -2023,13 +2250,27 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 		ret = 0;
 		goto out;
 	}
+	if (!strncmp(buf, "qpmode ", 7)) {
+		if (sysfs_streq(buf + 7, "create"))
+			qp_mode = QP_CREATE;
+		else if (sysfs_streq(buf + 7, "attach"))
+			qp_mode = QP_ATTACH;
+		else if (sysfs_streq(buf + 7, "attach_drain"))
+			qp_mode = QP_ATTACH_DRAIN;
+		else
+			goto out;
+		snprintf(result, RESULT_MAX, "qpmode %d\n", qp_mode);
+		ret = 0;
+		goto out;
+	}
 	if (sysfs_streq(buf, "apistats")) {
 		/* Read and reset: each test phase sees its own. */
 		snprintf(result, RESULT_MAX,
-			 "posted %d done %d ok %d canceled %d shutdown %d other %d\n",
+			 "posted %d done %d ok %d canceled %d shutdown %d other %d atend %d\n",
 			 atomic_xchg(&api_posted, 0), atomic_xchg(&api_done, 0),
 			 atomic_xchg(&api_ok, 0), atomic_xchg(&api_canceled, 0),
-			 atomic_xchg(&api_shutdown, 0), atomic_xchg(&api_other, 0));
+			 atomic_xchg(&api_shutdown, 0), atomic_xchg(&api_other, 0),
+			 atomic_xchg(&api_at_end, 0));
 		ret = 0;
 		goto out;
 	}
@@ -2080,6 +2321,8 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 		ret = run_contend(d->dev, poll, count);
 	} else if (!strcmp(cmd, "apiflags")) {
 		ret = run_apiflags(d->dev);
+	} else if (!strcmp(cmd, "attachflags")) {
+		ret = run_attachflags(d->dev);
 	} else if (!strcmp(cmd, "atomics")) {
 		if (sscanf(buf, "%*s %*s %15s %llu %u %15s %15s", poll_s, &seed,
 			   &count, kind, reply) != 5 || parse_poll(poll_s, &poll))

@@ -68,21 +68,26 @@ test_api_flag_rules() {
 	for d in mlxsim0 mlxsim1 mlxsim2; do objects_zero $d || return 1; done
 }
 
-# apistats_check [cancelled]: the API operations "hold" posted since the
-# last check each reported exactly once (a second report or none counts as
-# "other"), none with an unexpected error; with "cancelled", some were
-# still in flight when their QP was destroyed.
+# apistats_check [cancelled|inflight]: the API operations "hold" posted
+# since the last check each reported exactly once (a second report or none
+# counts as "other"), none with an unexpected error; with "cancelled", some
+# were still in flight when their QP was destroyed and ended flushed or
+# stopped; with "inflight", some were pending when the destroy or detach
+# began (and had ended when it returned: "other" counts those that had not).
 apistats_check() {
 	want=$1
 	s=$(ulp apistats)
 	set -- $s
-	posted=$2 done=$4 canceled=$8 shutdown=${10} other=${12}
+	posted=$2 done=$4 canceled=$8 shutdown=${10} other=${12} atend=${14}
 	[ "$posted" -gt 0 ] || { echo "nothing posted: $s"; return 1; }
 	expect_eq "$done" "$posted" "operations finished ($s)" || return 1
 	expect_eq "$other" 0 "unexpected outcomes ($s)" || return 1
 	if [ "$want" = cancelled ]; then
 		[ $((canceled + shutdown)) -gt 0 ] ||
 			{ echo "no operation was in flight at destroy: $s"; return 1; }
+	fi
+	if [ "$want" = inflight ]; then
+		[ "$atend" -gt 0 ] || { echo "nothing was pending at the end: $s"; return 1; }
 	fi
 	echo "$s"
 }
@@ -271,15 +276,20 @@ test_api_sync_contexts() {
 # held) and no field going back; the final word holds every count. On the
 # emulated devices (rxe0, cx4), and on cx3 natively.
 test_api_contention() {
-	for run in "rxe0 softirq 1000" "mlxsim2 workqueue 1000" "mlxsim0 unbound 500"; do
+	contend_runs "rxe0 softirq 1000" "mlxsim2 workqueue 1000" "mlxsim0 unbound 500" ||
+		return 1
+	for d in mlxsim0 mlxsim2; do objects_zero $d || return 1; done
+}
+
+# contend_runs "DEV POLL OPS"...: the ULP's run_contend for each, which
+# must report its 4 x OPS operations done right.
+contend_runs() {
+	for run in "$@"; do
 		set -- $run
 		got=$(ulp "contend $run")
-		case "$got" in
-		"ok ops $((4 * $3)) "*) echo "$1: $got" ;;
-		*) echo "$1: $got"; return 1 ;;
-		esac
+		echo "$1: $got"
+		case "$got" in "ok ops $((4 * $3)) "*) ;; *) return 1 ;; esac
 	done
-	for d in mlxsim0 mlxsim2; do objects_zero $d || return 1; done
 }
 
 # Combining: 8 emulated masked FAs posted at once on one word from one QP,

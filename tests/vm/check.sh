@@ -6,6 +6,7 @@
 . /tests/common.sh
 . /tests/sim.sh
 . /tests/api.sh
+. /tests/attach.sh
 . /tests/guid.sh
 
 KMEMLEAK=/sys/kernel/debug/kmemleak
@@ -406,6 +407,9 @@ ktap_run test_load_sees_rxe0 test_sysfs_matches_ib_core test_sysfs_read_only \
 	test_api_destroy_with_ops_in_flight test_api_emulation_faults test_api_no_atomics \
 	test_api_driver_refusal_downgrades test_api_refusal_in_softirq_during_rename test_api_query_caps_across_removal test_api_sync_contexts \
 	test_api_contention test_api_combining \
+	test_attach_refusals test_attach_exact test_attach_contention \
+	test_attach_detach_with_ops_in_flight test_attach_rdma_cm_sample \
+	test_attach_rdma_cm_device_removal \
 	test_guid_tree_placement test_sim_sa_guidinfo test_sim_sa_programmed \
 	test_guid_tree_split test_guid_initial_tables test_guid_admin_writes test_guid_bad_writes \
 	test_guid_backoff test_guid_storm test_guid_events test_guid_removal_in_flight \

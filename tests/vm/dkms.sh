@@ -5,7 +5,8 @@
 # DKMS installed (MLX_EXT_GUEST_MODULES), the tree's are not there. modprobe
 # loads mlx_ext from updates/dkms with ib_core before it, and it works; the
 # sample ULP, installed beside it, is loaded by modprobe alone; an unsigned
-# module is refused; mlx_ext works next to the real mlx4_ib and mlx5_ib.
+# module is refused; mlx_ext works next to the real mlx4_ib and mlx5_ib;
+# the rdma_cm sample runs over rxe0.
 
 . /tests/ktap.sh
 . /tests/common.sh
@@ -90,6 +91,17 @@ test_next_to_mlx4_ib_and_mlx5_ib() {
 	rmmod mlx5_core mlx4_core
 }
 
+# The rdma_cm sample, installed beside the other: over rxe0 on this
+# kernel, loaded by modprobe (rdma_cm and mlx_ext come with it).
+test_counters_sample_on_rxe0() {
+	ip addr add 10.0.2.15/24 dev eth0 2>/dev/null
+	add_rxe0 && modprobe mlx_ext_counters addr=10.0.2.15 count=500 || return 1
+	dmesg | grep 'mlx_ext_counters:'
+	dmesg | grep -q 'mlx_ext_counters: 4 threads x 500 masked fetch-and-adds: counters 500 500 500 500, 0 wrong responses$' ||
+		{ rmmod mlx_ext_counters; return 1; }
+	rmmod mlx_ext_counters && rmmod mlx_ext
+}
+
 test_kernel_log_clean() {
 	bad=$(kernel_splats)
 	[ -z "$bad" ] && return 0
@@ -98,4 +110,4 @@ test_kernel_log_clean() {
 }
 
 ktap_run test_dkms_modprobe test_sample_modprobe test_unsigned_module_refused \
-	test_next_to_mlx4_ib_and_mlx5_ib test_kernel_log_clean
+	test_next_to_mlx4_ib_and_mlx5_ib test_counters_sample_on_rxe0 test_kernel_log_clean
