@@ -88,7 +88,12 @@
  *	operations "hold" posted and the outcomes their callbacks reported
  *	since the last apistats (X also counts operations whose callback did
  *	not run exactly once by the time their QP was destroyed or detached;
- *	E those still pending when the destroy or detach began).
+ *	E those still pending when the destroy or detach began), then
+ *	"repost_refused R repost_other Q": with "repost 1", the reposts from
+ *	done callbacks that mlx_ext refused with -ESHUTDOWN (R) or otherwise.
+ *   repost 0|1
+ *	Whether the done callbacks of "hold ... api" post their operation
+ *	again (GFP_ATOMIC), as a ULP that keeps a queue full does.
  *   qpmode create|attach|attach_drain
  *	How the commands that use the API get their QPs from then on: made by
  *	mlx_ext_create_qp() and ended by mlx_ext_destroy_qp() (create, the
@@ -964,10 +969,24 @@ struct held_call {
 	struct loop *l;
 };
 
+/* "repost 1": the done callbacks of "hold" post their operation again. */
+static bool repost_on_done;
+static atomic_t api_repost_refused, api_repost_other;
+
 static void api_held_done(struct mlx_ext_atomic *op)
 {
 	struct held_call *c = op->context;
 
+	if (READ_ONCE(repost_on_done)) {
+		int ret = mlx_ext_post_atomic(c->l->xqa, op, GFP_ATOMIC);
+
+		if (!ret)
+			return;		/* pending again: it comes back */
+		if (ret == -ESHUTDOWN)
+			atomic_inc(&api_repost_refused);
+		else
+			atomic_inc(&api_repost_other);
+	}
 	atomic_inc(&c->calls);
 	atomic_dec(&c->l->pending);
 	atomic_inc(&api_done);
@@ -2250,6 +2269,12 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 		ret = 0;
 		goto out;
 	}
+	if (sysfs_streq(buf, "repost 0") || sysfs_streq(buf, "repost 1")) {
+		WRITE_ONCE(repost_on_done, buf[7] == '1');
+		snprintf(result, RESULT_MAX, "repost %d\n", repost_on_done);
+		ret = 0;
+		goto out;
+	}
 	if (!strncmp(buf, "qpmode ", 7)) {
 		if (sysfs_streq(buf + 7, "create"))
 			qp_mode = QP_CREATE;
@@ -2266,11 +2291,13 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 	if (sysfs_streq(buf, "apistats")) {
 		/* Read and reset: each test phase sees its own. */
 		snprintf(result, RESULT_MAX,
-			 "posted %d done %d ok %d canceled %d shutdown %d other %d atend %d\n",
+			 "posted %d done %d ok %d canceled %d shutdown %d other %d atend %d repost_refused %d repost_other %d\n",
 			 atomic_xchg(&api_posted, 0), atomic_xchg(&api_done, 0),
 			 atomic_xchg(&api_ok, 0), atomic_xchg(&api_canceled, 0),
 			 atomic_xchg(&api_shutdown, 0), atomic_xchg(&api_other, 0),
-			 atomic_xchg(&api_at_end, 0));
+			 atomic_xchg(&api_at_end, 0),
+			 atomic_xchg(&api_repost_refused, 0),
+			 atomic_xchg(&api_repost_other, 0));
 		ret = 0;
 		goto out;
 	}

@@ -45,6 +45,17 @@ test_attach_refusals() {
 	for d in mlxsim0 mlxsim1; do objects_zero $d || return 1; done
 }
 
+# apistats_reposts STATS N: with "repost 1", every one of the N operations
+# ended (done == posted == N) with its last repost refused with -ESHUTDOWN,
+# none otherwise.
+apistats_reposts() {
+	set -- $1 "$2"
+	echo "$*"
+	posted=$2 done=$4 other=${12} refused=${16} rother=${18} n=${19}
+	expect_eq "$posted $done $other" "$n $n 0" "posted, done, other" &&
+		expect_eq "$refused $rother" "$n 0" "reposts refused with -ESHUTDOWN, refused otherwise"
+}
+
 # qpmode MODE: how the API commands get their QPs from now on.
 qpmode() {
 	ulp "qpmode $1" >/dev/null
@@ -96,7 +107,14 @@ test_attach_detach_with_ops_in_flight() {
 	expect_eq "$(ulp 'hold mlxsim2 4 api')" "hold 0" "hold on cx4, drained first" &&
 		expect_eq "$(ulp 'release mlxsim2')" "release 0" "release" &&
 		apistats_check cancelled && objects_zero mlxsim2 || { qpmode create; return 1; }
+	# Done callbacks that post again: each is refused with -ESHUTDOWN once
+	# the detach has begun, and the detach still returns with all over.
 	qpmode attach
+	ulp 'repost 1' >/dev/null
+	expect_eq "$(ulp 'hold mlxsim2 4 api')" "hold 0" "hold on cx4, reposting" &&
+		expect_eq "$(ulp 'release mlxsim2')" "release 0" "release" &&
+		s=$(ulp apistats) && apistats_reposts "$s" 4 || { ulp 'repost 0'; qpmode create; return 1; }
+	ulp 'repost 0' >/dev/null
 	expect_eq "$(ulp 'hold mlxsim2 8 api')" "hold 0" "hold on cx4 again" &&
 		sim_del 2 && apistats_check && sim_new "2 cx4" || { qpmode create; return 1; }
 	expect_eq "$(ulp 'hold rxe0 8 api')" "hold 0" "hold on rxe0" &&
