@@ -148,7 +148,7 @@ test_attach_rdma_cm_sample() {
 # with operations still in flight: attach_detach_with_ops_in_flight.)
 test_attach_rdma_cm_device_removal() {
 	ip addr add 10.0.2.15/24 dev eth0 2>/dev/null
-	dmesg -c >/dev/null
+	# (Never dmesg -c: later tests read the whole log.)
 	modprobe mlx_ext_counters addr=10.0.2.15 count=60000 &
 	pid=$!
 	# Until the threads run: the client's QP is attached by then.
@@ -159,7 +159,7 @@ test_attach_rdma_cm_device_removal() {
 	sleep 1
 	rdma link delete rxe0 || { wait $pid; return 1; }
 	wait $pid
-	line=$(dmesg | grep 'mlx_ext_counters: 4 threads')
+	line=$(dmesg | grep 'mlx_ext_counters: 4 threads' | tail -n1)
 	echo "$line"
 	case "$line" in
 	*"0 wrong responses (device removed)") ;;
