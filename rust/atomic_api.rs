@@ -238,19 +238,23 @@ impl ExtQp {
         )
     }
 
+    /// Refuses new operations from now on (`closing` and `dying` set
+    /// together); returns how many are pending.
+    fn close(&self) -> u32 {
+        self.closing.store(true, Ordering::Release);
+        let mut inner = self.inner.lock();
+        inner.dying = true;
+        inner.in_flight
+    }
+
     /// Refuses new operations, then waits until every pending one has
     /// finished (its `done` returned). The operations a batch still waits
     /// to carry out end with `ESHUTDOWN` when its compare-and-swap in
     /// flight completes (nothing more is posted); the others complete as
     /// the QP completes them.
     fn quiesce(&self) {
-        self.closing.store(true, Ordering::Release);
-        {
-            let mut inner = self.inner.lock();
-            inner.dying = true;
-            if inner.in_flight == 0 {
-                return;
-            }
+        if self.close() == 0 {
+            return;
         }
         if self.idle.wait_ms(DETACH_WARN_MS) {
             return;
@@ -734,8 +738,7 @@ unsafe impl AtomicApi for Api {
             );
             return qp.quiesce();
         }
-        qp.closing.store(true, Ordering::Release);
-        qp.inner.lock().dying = true;
+        qp.close();
         // ERR and drain: every request posted before `dying` was set
         // completes (flushed) before this returns, and its handler, which
         // posts nothing more, has returned.

@@ -189,7 +189,7 @@ dkms_extra=$MLX_EXT_BUILD/dkms-extra
 rm -rf "$dkms_extra"
 mkdir -p "$dkms_extra/unsigned" && cp VERSION "$dkms_extra/"
 # The sample as built, before modules_install signed its installed copy.
-cp "$MLX_EXT_BUILD/stage/sample/mlx_ext_caps.ko" "$dkms_extra/unsigned/" 2>/dev/null
+cp "$MLX_EXT_BUILD/stage/mlx_ext_caps/mlx_ext_caps.ko" "$dkms_extra/unsigned/" 2>/dev/null
 if [ -d "$MLX_EXT_BUILD/dkms/lib/modules" ]; then
 	# Signatures enforced, as lockdown enforces them under Secure Boot.
 	MLX_EXT_GUEST_MODULES=$MLX_EXT_BUILD/dkms/lib/modules \

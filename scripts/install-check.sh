@@ -8,9 +8,9 @@
 # compressed as the kernel's own modules are, signed with the kernel's key
 # when it signs its own (CONFIG_MODULE_SIG_ALL), indexed by depmod, with
 # the tree's VERSION in modinfo; then `make headers_install DESTDIR=STAGE`
-# and the sample ULP (samples/mlx_ext_caps), copied out of the tree, built
-# against the installed files only and installed by Kbuild's
-# modules_install into updates/sample (scripts/dkms-check.sh boots it).
+# and the sample ULPs (samples/), copied out of the tree, built against the
+# installed files only and installed by Kbuild's modules_install into
+# updates/sample (scripts/dkms-check.sh boots them).
 # Prints KTAP.
 source "$(dirname "$0")/lib.sh"
 set +e
@@ -70,7 +70,7 @@ test_modules_signed_with_the_kernels_key() {
 		return "$KSFT_SKIP"
 	fi
 	keyid=$(signer_id "$kdir/certs/signing_key.x509")
-	hash=$(sed -n 's/^CONFIG_MODULE_SIG_HASH="\(.*\)"$/\1/p' "$config")
+	hash=$(kconfig "$config" MODULE_SIG_HASH)
 	[ -n "$keyid" ] && [ -n "$hash" ] || { echo "no key id ($keyid) or hash ($hash) in $kdir"; return 1; }
 	for m in mlx_ext mlx_ext_sim; do
 		expect_eq "$(modinfo -F sig_key "$moddir/$m$ko")" "$keyid" "$m's signing key" || return 1
@@ -92,44 +92,39 @@ test_headers_install() {
 			sed 's/.*(\(.*\))/\1/' | sort | tr '\n' ' ')" "symbols" || return 1
 }
 
-# The sample ULPs, copied where nothing of mlx_ext's tree is near, built
-# with the two Kbuild lines a ULP needs, against the installed files only:
-# mlx_ext_caps and mlx_ext_counters (the rdma_cm one), both installed into
-# updates/sample for the DKMS boot.
-test_sample_builds_against_installed_files() {
-	dir=$stage/usr/src/mlx_ext/$(uname -m)/$release
-	src=$stage/sample
-	# The sources only (the tree's own build leaves objects beside them).
+# sample_install NAME DEP...: the sample ULP samples/NAME, its sources
+# copied where nothing of mlx_ext's tree is near (the tree's own build
+# leaves objects beside them), built with the two Kbuild lines a ULP needs
+# against the installed files only, its modinfo depending on each DEP, then
+# installed as a ULP package installs its modules: Kbuild's modules_install
+# signs and compresses it like the kernel's own, into updates/sample.
+sample_install() {
+	name=$1
+	shift
+	src=$stage/$name
 	rm -rf "$src" && mkdir -p "$src"
-	cp "$MLX_EXT_ROOT"/samples/mlx_ext_caps/{Kbuild,*.c} "$src/"
-	vars=(M="$src" MLX_EXT_DIR="$dir" RUSTC="$RUSTC" BINDGEN="$BINDGEN")
-	if grep -q '^CONFIG_CC_IS_CLANG=y' "$kdir/.config"; then vars+=(LLVM=1); fi
+	cp "$MLX_EXT_ROOT/samples/$name"/{Kbuild,*.c} "$src/"
+	vars=(M="$src" MLX_EXT_DIR="$stage/usr/src/mlx_ext/$(uname -m)/$release"
+		RUSTC="$RUSTC" BINDGEN="$BINDGEN")
+	if grep -q '^CONFIG_CC_IS_CLANG=y' "$config"; then vars+=(LLVM=1); fi
 	make -C "$kdir" "${vars[@]}" modules >"$stage.log" 2>&1 || { tail -n 30 "$stage.log"; return 1; }
 	if grep -E 'WARNING|undefined' "$stage.log"; then return 1; fi
-	deps=$(modinfo -F depends "$src/mlx_ext_caps.ko")
-	case ",$deps," in
-	*,mlx_ext,*) echo "depends: $deps" ;;
-	*) echo "depends '$deps' lacks mlx_ext"; return 1 ;;
-	esac
-	# Installed as a ULP package installs its modules: Kbuild's
-	# modules_install signs and compresses it like the kernel's own.
+	deps=$(modinfo -F depends "$src/$name.ko")
+	echo "$name depends: $deps"
+	for dep in "$@"; do
+		case ",$deps," in *,"$dep",*) ;; *) echo "no $dep"; return 1 ;; esac
+	done
 	make -C "$kdir" "${vars[@]}" INSTALL_MOD_PATH="$stage" INSTALL_MOD_DIR=updates/sample \
 		modules_install >"$stage.log" 2>&1 || { tail -n 30 "$stage.log"; return 1; }
-	[ -f "$stage/lib/modules/$release/updates/sample/mlx_ext_caps$ko" ] ||
-		{ echo "no updates/sample/mlx_ext_caps$ko"; return 1; }
-	src2=$stage/sample-counters
-	rm -rf "$src2" && mkdir -p "$src2"
-	cp "$MLX_EXT_ROOT"/samples/mlx_ext_counters/{Kbuild,*.c} "$src2/"
-	make -C "$kdir" M="$src2" MLX_EXT_DIR="$dir" RUSTC="$RUSTC" BINDGEN="$BINDGEN" \
-		$(grep -q '^CONFIG_CC_IS_CLANG=y' "$kdir/.config" && echo LLVM=1) modules \
-		>"$stage.log" 2>&1 || { tail -n 30 "$stage.log"; return 1; }
-	if grep -E 'WARNING|undefined' "$stage.log"; then return 1; fi
-	case ",$(modinfo -F depends "$src2/mlx_ext_counters.ko")," in
-	*,mlx_ext,*rdma_cm* | *rdma_cm*,mlx_ext,*) ;;
-	*) echo "mlx_ext_counters depends: $(modinfo -F depends "$src2/mlx_ext_counters.ko")"; return 1 ;;
-	esac
-	make -C "$kdir" M="$src2" INSTALL_MOD_PATH="$stage" INSTALL_MOD_DIR=updates/sample \
-		modules_install >"$stage.log" 2>&1 || { tail -n 30 "$stage.log"; return 1; }
+	[ -f "$stage/lib/modules/$release/updates/sample/$name$ko" ] ||
+		{ echo "no updates/sample/$name$ko"; return 1; }
+}
+
+# The sample ULPs against the installed files only: mlx_ext_caps and
+# mlx_ext_counters (the rdma_cm one), both installed into updates/sample
+# for the DKMS boot.
+test_sample_builds_against_installed_files() {
+	sample_install mlx_ext_caps mlx_ext && sample_install mlx_ext_counters mlx_ext rdma_cm
 }
 
 ktap_run test_make_modules test_modules_install_into_stage test_modinfo_version \

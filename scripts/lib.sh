@@ -122,6 +122,13 @@ ktap_counts() {
 	echo "$((ok - skip)) $notok $skip"
 }
 
+# kconfig CONFIG NAME: the value of CONFIG_NAME in the .config file CONFIG,
+# quotes taken off, or nothing (as scripts/kernel-checks.sh's config, which
+# stands alone for users' trees).
+kconfig() {
+	sed -n "s/^CONFIG_$2=//p" "$1" | tail -n1 | sed 's/^"\(.*\)"$/\1/'
+}
+
 # signer_id CERT: how modinfo names the key of a module signed with the DER
 # certificate CERT (its sig_key): sign-file writes PKCS#7, which names the
 # signer by issuer and serial number, and kmod prints the serial.

@@ -58,8 +58,8 @@ if [ -z "${MLX_EXT_GUEST_MODULES:-}" ]; then
 	# (scripts/Makefile.modinst, sign-file with CONFIG_MODULE_SIG_KEY).
 	ksrc=$kdir/linux-source-6.12
 	if grep -q '^CONFIG_MODULE_SIG_ALL=y' "$ksrc/.config"; then
-		hash=$(sed -n 's/^CONFIG_MODULE_SIG_HASH="\(.*\)"$/\1/p' "$ksrc/.config")
-		key=$(sed -n 's/^CONFIG_MODULE_SIG_KEY="\(.*\)"$/\1/p' "$ksrc/.config")
+		hash=$(kconfig "$ksrc/.config" MODULE_SIG_HASH)
+		key=$(kconfig "$ksrc/.config" MODULE_SIG_KEY)
 		# As scripts/Makefile.modinst: a PKCS#11 URI or an absolute
 		# path as it is, else relative to the tree.
 		case "$key" in pkcs11:* | /*) ;; *) key=$ksrc/$key ;; esac

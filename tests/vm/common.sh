@@ -37,6 +37,18 @@ add_rxe0() {
 	[ -e $IB/rxe0 ]
 }
 
+# counters_run COUNT: loads the rdma_cm sample (samples/mlx_ext_counters)
+# over rxe0's address with COUNT additions per counter, checks that it
+# logged every counter at COUNT and no wrong response, and unloads it.
+counters_run() {
+	ip addr add 10.0.2.15/24 dev eth0 2>/dev/null
+	modprobe mlx_ext_counters addr=10.0.2.15 count="$1" || return 1
+	dmesg | grep 'mlx_ext_counters:' | tail -n1
+	dmesg | grep -q "mlx_ext_counters: 4 threads x $1 masked fetch-and-adds: counters $1 $1 $1 $1, 0 wrong responses\$" ||
+		{ rmmod mlx_ext_counters; return 1; }
+	rmmod mlx_ext_counters
+}
+
 # Prints what mlx_ext reports for each RDMA device.
 report() {
 	for dev in $IB/*; do

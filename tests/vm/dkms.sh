@@ -94,12 +94,7 @@ test_next_to_mlx4_ib_and_mlx5_ib() {
 # The rdma_cm sample, installed beside the other: over rxe0 on this
 # kernel, loaded by modprobe (rdma_cm and mlx_ext come with it).
 test_counters_sample_on_rxe0() {
-	ip addr add 10.0.2.15/24 dev eth0 2>/dev/null
-	add_rxe0 && modprobe mlx_ext_counters addr=10.0.2.15 count=500 || return 1
-	dmesg | grep 'mlx_ext_counters:'
-	dmesg | grep -q 'mlx_ext_counters: 4 threads x 500 masked fetch-and-adds: counters 500 500 500 500, 0 wrong responses$' ||
-		{ rmmod mlx_ext_counters; return 1; }
-	rmmod mlx_ext_counters && rmmod mlx_ext
+	add_rxe0 && counters_run 500 && rmmod mlx_ext
 }
 
 test_kernel_log_clean() {
