@@ -11,7 +11,7 @@
 use crate::{
     api::{self, errno, BatchWalk, GuessCache, Plan, QpFlags},
     atomics::{wr::AtomicOp, AtomicReply, Be64, MaskedOp, ReplyOrder},
-    caps::{AtomicCap, MaskedMode, Record},
+    caps::{AtomicCap, MaskedMode, Record, Refusals, WrClass},
     ib::{
         sync::{Event, IrqSpinLock},
         ulp::{AtomicApi, Caps, Completion, Handler, Outcome, Pd, Qp, QpInit, Request, UlpOp},
@@ -20,7 +20,7 @@ use crate::{
     new_irq_spinlock,
     report::DeviceReports,
 };
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
     alloc::Flags,
     prelude::*,
@@ -33,8 +33,8 @@ const WC_SUCCESS: u32 = 0;
 /// What mlx_ext knows of a device, shared by its sysfs report and its QPs.
 pub struct DevState {
     record: Record,
-    /// The driver refused an atomic work request at run time.
-    refused: AtomicBool,
+    /// What the driver refused at run time ([`Refusals::pack`]).
+    refused: AtomicU32,
     /// The reason masked atomics are unavailable was logged.
     told: AtomicBool,
     name: DeviceName,
@@ -45,18 +45,17 @@ impl DevState {
     pub fn new(record: Record, name: DeviceName) -> Self {
         Self {
             record,
-            refused: AtomicBool::new(false),
+            refused: AtomicU32::new(0),
             told: AtomicBool::new(false),
             name,
         }
     }
 
-    /// The record now: as derived, or downgraded after a refusal.
+    /// The record now: as derived, with what the driver refused since.
     pub fn record(&self) -> Record {
-        if self.refused.load(Ordering::Acquire) {
-            self.record.after_refusal().unwrap_or(self.record)
-        } else {
-            self.record
+        match self.refused.load(Ordering::Acquire) {
+            0 => self.record,
+            word => self.record.with_refusals(Refusals::unpack(word)),
         }
     }
 
@@ -75,14 +74,34 @@ impl DevState {
         }
     }
 
-    /// The driver refused an atomic work request with `EOPNOTSUPP`.
-    fn driver_refused(&self) {
-        if self.record.after_refusal().is_some() && !self.refused.swap(true, Ordering::AcqRel) {
-            pr_warn!(
-                "{}: the driver refused an atomic work request (EOPNOTSUPP): masked_atomic_mode is now unavailable\n",
-                self.name
-            );
+    /// The driver refused a work request of `class` with `errno`: if that
+    /// is a refusal of the opcode (`EINVAL` or `EOPNOTSUPP`) of a class the
+    /// record posts, it is recorded, and logged once per class.
+    fn driver_refused(&self, class: WrClass, errno: i32) {
+        let mut word = self.refused.load(Ordering::Acquire);
+        loop {
+            let mut refusals = Refusals::unpack(word);
+            if !self.record.with_refusals(refusals).learns(class) || !refusals.note(class, errno) {
+                return;
+            }
+            match self.refused.compare_exchange(
+                word,
+                refusals.pack(),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break,
+                Err(now) => word = now,
+            }
         }
+        let r = self.record();
+        pr_warn!(
+            "{}: the driver refused an atomic work request ({}): masked_atomic_mode is now {}; {}\n",
+            self.name,
+            if errno == errno::EINVAL { "EINVAL" } else { "EOPNOTSUPP" },
+            r.mode.name(),
+            r.reasons
+        );
     }
 }
 
@@ -284,9 +303,15 @@ impl ExtQp {
         let (rkey, addr) = req.data().key();
         self.qp
             .post_atomic(req, op, addr, rkey)
-            .inspect_err(|(e, _)| {
-                if e.to_errno() == -errno::EOPNOTSUPP {
-                    self.dev.driver_refused();
+            .map_err(|(e, req)| {
+                let class = class_of(op);
+                self.dev.driver_refused(class, -e.to_errno());
+                // What the driver was just found to lack is unavailable,
+                // whatever errno it said so with.
+                if self.dev.record().posts_class(class) {
+                    (e, req)
+                } else {
+                    (Error::from_errno(-errno::EOPNOTSUPP), req)
                 }
             })
     }
@@ -596,6 +621,15 @@ impl Handler for OpState {
 /// The API's implementation.
 pub struct Api;
 
+/// The class of an atomic work request, for [`DevState::driver_refused`].
+fn class_of(op: AtomicOp) -> WrClass {
+    match op {
+        AtomicOp::CmpSwap { .. } => WrClass::CmpSwap,
+        AtomicOp::FetchAdd { .. } => WrClass::FetchAdd,
+        AtomicOp::MaskedCmpSwap { .. } | AtomicOp::MaskedFetchAdd { .. } => WrClass::Masked,
+    }
+}
+
 fn errno_err(errno: i32) -> Error {
     Error::from_errno(-errno)
 }
@@ -803,11 +837,26 @@ unsafe impl AtomicApi for Api {
         };
         let request = Request::new(state, gfp)?;
         // On failure the request is dropped: the ULP's `done` is not called.
-        match direct {
-            Some(op) => qp.send(request, op, true),
-            None => qp.start_emulated(request),
+        let Some(op) = direct else {
+            return qp.start_emulated(request).map_err(|(e, _)| e);
+        };
+        let (e, mut request) = match qp.send(request, op, true) {
+            Ok(()) => return Ok(()),
+            Err(failed) => failed,
+        };
+        // A masked request or a fetch-and-add the driver just refused (its
+        // refusal is now in the record) is emulated over compare-and-swap,
+        // when the record still posts that.
+        match api::plan(&qp.dev.record(), qp.flags, &request.data().req) {
+            Ok(Plan::Emulate(m)) => {
+                let st = request.data_mut();
+                st.direct = None;
+                st.masked = Some(m);
+                qp.start_emulated(request).map_err(|(e, _)| e)
+            }
+            Ok(Plan::Direct(_)) => Err(e),
+            Err(r) => Err(errno_err(r.errno())),
         }
-        .map_err(|(e, _)| e)
     }
 }
 

@@ -13,7 +13,7 @@ pub mod api;
 pub mod atomic_api;
 #[path = "../core/src/atomics/mod.rs"]
 pub mod atomics;
-#[path = "../core/src/caps.rs"]
+#[path = "../core/src/caps/mod.rs"]
 pub mod caps;
 #[path = "../core/src/guid/mod.rs"]
 pub mod guid;

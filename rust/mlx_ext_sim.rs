@@ -12,7 +12,7 @@ use kernel::prelude::*;
 
 #[path = "../core/src/atomics/mod.rs"]
 pub mod atomics;
-#[path = "../core/src/caps.rs"]
+#[path = "../core/src/caps/mod.rs"]
 pub mod caps;
 pub mod ib;
 #[path = "../core/src/sim/mod.rs"]

@@ -72,7 +72,9 @@ impl DirOps for Caps {
             x if x == FileId::AtomicCap as u32 => r.atomic_cap.name(),
             x if x == FileId::MaskedAtomicCap as u32 => r.masked_atomic_cap.name(),
             x if x == FileId::MaskedAtomicMode as u32 => r.mode.name(),
-            x if x == FileId::Reason as u32 => r.reason.text(),
+            x if x == FileId::Reason as u32 => {
+                return writeln!(out, "{}", r.reasons).map_err(|_| ENOSPC);
+            }
             x if x == FileId::VfGuidTables as u32 => {
                 switch_text(self.guids.as_ref().ok_or(ENODEV)?.switch())
             }
@@ -116,6 +118,7 @@ impl ib::Client for DeviceReports {
             atomic_cap: dev.atomic_cap(),
             masked_atomic_cap: dev.masked_atomic_cap(),
             host_big_endian: cfg!(target_endian = "big"),
+            iwarp: dev.node_type() == crate::caps::RDMA_NODE_RNIC,
         });
         // A device whose tables cannot be made is otherwise fine.
         let guids = DeviceGuids::new(dev, name)
@@ -141,8 +144,8 @@ impl ib::Client for DeviceReports {
             r.masked_atomic_cap.name(),
             r.mode.name()
         );
-        if !r.reason.text().is_empty() {
-            pr_info!("{}: {}\n", name, r.reason.text());
+        if !r.reasons.is_empty() {
+            pr_info!("{}: {}\n", name, r.reasons);
         }
         Ok(DeviceData { dir, _guids: guids })
     }

@@ -274,13 +274,16 @@ pub fn plan(record: &Record, flags: QpFlags, req: &Request) -> Result<Plan, Refu
         return Err(Refusal::BeReplyNotAccepted);
     }
     match op {
-        AtomicOp::CmpSwap { .. } | AtomicOp::FetchAdd { .. } => {
-            if record.posts.standard {
-                Ok(Plan::Direct(op))
-            } else {
-                Err(Refusal::NoStandard)
-            }
+        AtomicOp::CmpSwap { .. } if record.posts.standard => Ok(Plan::Direct(op)),
+        AtomicOp::FetchAdd { .. } if record.posts.fetch_add => Ok(Plan::Direct(op)),
+        // A fetch-and-add is a masked one with a single 64-bit field.
+        AtomicOp::FetchAdd { add } if record.posts.standard => {
+            Ok(Plan::Emulate(MaskedOp::FetchAdd {
+                add,
+                field_boundary: 0,
+            }))
         }
+        AtomicOp::CmpSwap { .. } | AtomicOp::FetchAdd { .. } => Err(Refusal::NoStandard),
         AtomicOp::MaskedCmpSwap {
             compare,
             compare_mask,
@@ -486,7 +489,7 @@ mod tests {
             vendor_part_id: part,
             atomic_cap: AtomicCap::from_ib(atomic),
             masked_atomic_cap: AtomicCap::from_ib(masked),
-            host_big_endian: false,
+            ..Default::default()
         })
     }
 
@@ -546,6 +549,65 @@ mod tests {
             swap: 3,
             swap_mask: 4,
         }
+    }
+
+    /// What a driver refused at run time changes the plan: a refused
+    /// masked request or fetch-and-add is emulated over compare-and-swap (a
+    /// fetch-and-add as a masked one with one 64-bit field); a refused
+    /// compare-and-swap leaves nothing but native masked requests.
+    #[test]
+    fn plans_after_refusals() {
+        use crate::caps::Refusals;
+        let none = QpFlags::default();
+        let cx3 = record(0, 4099, 1, 1);
+        let masked = cx3.with_refusals(Refusals {
+            masked: Some(errno::EINVAL),
+            ..Default::default()
+        });
+        assert_eq!(
+            plan(&masked, none, &req(Opcode::MaskedFetchAdd)),
+            Ok(Plan::Emulate(MaskedOp::FetchAdd {
+                add: 1,
+                field_boundary: 2
+            }))
+        );
+        assert!(matches!(
+            plan(&masked, none, &req(Opcode::FetchAdd)),
+            Ok(Plan::Direct(AtomicOp::FetchAdd { add: 1 }))
+        ));
+        let fa = cx3.with_refusals(Refusals {
+            fetch_add: Some(errno::EOPNOTSUPP),
+            ..Default::default()
+        });
+        assert_eq!(
+            plan(&fa, none, &req(Opcode::FetchAdd)),
+            Ok(Plan::Emulate(MaskedOp::FetchAdd {
+                add: 1,
+                field_boundary: 0
+            }))
+        );
+        assert!(matches!(
+            plan(&fa, none, &req(Opcode::CmpSwap)),
+            Ok(Plan::Direct(_))
+        ));
+        let cas = cx3.with_refusals(Refusals {
+            cmp_swap: Some(errno::EINVAL),
+            ..Default::default()
+        });
+        for o in [Opcode::CmpSwap, Opcode::FetchAdd] {
+            assert_eq!(plan(&cas, none, &req(o)), Err(Refusal::NoStandard));
+        }
+        assert!(matches!(
+            plan(&cas, none, &req(Opcode::MaskedCmpSwap)),
+            Ok(Plan::Direct(_))
+        ));
+        // A fetch-and-add emulated as one field adds as the hardware does.
+        let whole = MaskedOp::FetchAdd {
+            add: 0x8000_0000_0000_0001,
+            field_boundary: 0,
+        };
+        assert_eq!(whole.apply(u64::MAX), 0x8000_0000_0000_0000);
+        assert_eq!(whole.apply(0x7fff_ffff_ffff_ffff), 0);
     }
 
     #[test]

@@ -274,11 +274,14 @@ typedef void (*mlx_ext_atomic_done_t)(struct mlx_ext_atomic *op);
  *
  * Filled by mlx_ext before @done:
  * @status: 0, or a negative errno: -ECANCELED flushed (QP in error or being
- *          destroyed), -ESHUTDOWN stopped by mlx_ext_destroy_qp() between
- *          two compare-and-swaps of an emulation (not carried out),
- *          -EACCES remote access refused (rkey, rights, bounds), -EREMOTEIO
- *          invalid request at the responder, -ETIMEDOUT transport retries
- *          exceeded, -EINVAL local length error, -EFAULT local protection
+ *          destroyed) and -ETIMEDOUT transport retries exceeded, both with
+ *          the outcome UNKNOWN (the responder may have carried it out: a
+ *          flushed compare-and-swap may hold the lock it took);
+ *          -ESHUTDOWN stopped by mlx_ext_destroy_qp() or
+ *          mlx_ext_detach_qp() between two compare-and-swaps of an
+ *          emulation (not carried out), -EACCES remote access refused
+ *          (rkey, rights, bounds), -EREMOTEIO invalid request at the
+ *          responder, -EINVAL local length error, -EFAULT local protection
  *          or access error, -EAGAIN an emulation that lost the race to
  *          other writers 1024 times (not carried out: post it again), -EIO
  *          any other completion status; or, when posting a further

@@ -69,6 +69,14 @@ impl Device {
         unsafe { (*self.as_raw()).ops.driver_id }
     }
 
+    /// The device's `node_type` (`enum rdma_node_type`; `RDMA_NODE_RNIC`
+    /// for an iWARP device).
+    pub fn node_type(&self) -> u32 {
+        // SAFETY: the device is valid (type invariant); `node_type` is set
+        // before registration and no longer changes.
+        u32::from(unsafe { (*self.as_raw()).node_type })
+    }
+
     /// The IEEE OUI of the adapter's vendor (`0x02c9` Mellanox, `0xffffff` rxe).
     pub fn vendor_id(&self) -> u32 {
         self.attrs().vendor_id
@@ -315,10 +323,23 @@ impl fmt::Display for DeviceName {
 // The capability rules name drivers by `enum rdma_driver_id` value: tie
 // them to the values ib_core was built with.
 const _: () = {
-    use crate::caps::{DRIVER_MLX4, DRIVER_MLX5, DRIVER_RXE};
+    use crate::caps::*;
     assert!(DRIVER_MLX4 == bindings::rdma_driver_id_RDMA_DRIVER_MLX4);
     assert!(DRIVER_MLX5 == bindings::rdma_driver_id_RDMA_DRIVER_MLX5);
+    assert!(DRIVER_CXGB4 == bindings::rdma_driver_id_RDMA_DRIVER_CXGB4);
+    assert!(DRIVER_MTHCA == bindings::rdma_driver_id_RDMA_DRIVER_MTHCA);
+    assert!(DRIVER_BNXT_RE == bindings::rdma_driver_id_RDMA_DRIVER_BNXT_RE);
+    assert!(DRIVER_OCRDMA == bindings::rdma_driver_id_RDMA_DRIVER_OCRDMA);
+    assert!(DRIVER_IRDMA == bindings::rdma_driver_id_RDMA_DRIVER_IRDMA);
+    assert!(DRIVER_VMW_PVRDMA == bindings::rdma_driver_id_RDMA_DRIVER_VMW_PVRDMA);
+    assert!(DRIVER_QEDR == bindings::rdma_driver_id_RDMA_DRIVER_QEDR);
+    assert!(DRIVER_HNS == bindings::rdma_driver_id_RDMA_DRIVER_HNS);
     assert!(DRIVER_RXE == bindings::rdma_driver_id_RDMA_DRIVER_RXE);
+    assert!(DRIVER_HFI1 == bindings::rdma_driver_id_RDMA_DRIVER_HFI1);
+    assert!(DRIVER_QIB == bindings::rdma_driver_id_RDMA_DRIVER_QIB);
+    assert!(DRIVER_SIW == bindings::rdma_driver_id_RDMA_DRIVER_SIW);
+    assert!(DRIVER_ERDMA == bindings::rdma_driver_id_RDMA_DRIVER_ERDMA);
+    assert!(RDMA_NODE_RNIC == bindings::RDMA_NODE_RNIC);
 };
 
 // `AtomicCap::from_ib` (pure logic, also built on the host) decodes

@@ -23,7 +23,7 @@ use crate::new_irq_spinlock;
 use crate::sim::{
     control::NewDevice,
     fabric::{self, check_atomic, Access, Key, Region, RegionState, WcStatus, WrOpcode},
-    faults::CreateFaults,
+    faults::{CreateFaults, OpcodeRefusal},
     model::{Model, MAX_PORTS},
 };
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -101,6 +101,9 @@ pub(super) struct State {
     /// Atomic work requests refused at post time (`EOPNOTSUPP`), after
     /// some accepted: a [`CreateFaults`] word, as `fail_create`.
     pub(super) refuse_atomics: AtomicU64,
+    /// Atomic opcodes the driver lacks, refused at every post with their
+    /// errno: a packed [`OpcodeRefusal`].
+    pub(super) refuse_opcodes: AtomicU32,
     /// Atomics executed with this adapter as the requester.
     pub(super) atomics: AtomicU64,
     /// How long the adapter takes to execute each send request, in ms.
@@ -361,6 +364,7 @@ impl Adapter {
                 fail_create: AtomicU64::new(0),
                 fail_atomics: AtomicU32::new(0),
                 refuse_atomics: AtomicU64::new(0),
+                refuse_opcodes: AtomicU32::new(0),
                 atomics: AtomicU64::new(0),
                 completion_delay_ms: AtomicU32::new(0),
                 live: [
@@ -677,10 +681,15 @@ impl Driver for Adapter {
     fn post_send(&self, qp: &Qp<Self>, wr: &SendWr<'_, Self>) -> Result {
         let opcode = WrOpcode::from_raw(wr.opcode).ok_or(EINVAL)?;
         fabric::post_check(self.shared.model, opcode).map_err(|e| Error::from_errno(-e.errno()))?;
-        if (opcode.is_standard_atomic() || opcode.is_masked_atomic())
-            && take_fault(&self.shared.state.refuse_atomics)
-        {
-            return Err(crate::ib::eopnotsupp());
+        if opcode.is_standard_atomic() || opcode.is_masked_atomic() {
+            let lacks =
+                OpcodeRefusal::unpack(self.shared.state.refuse_opcodes.load(Ordering::Acquire));
+            if let Some(errno) = lacks.refuses(opcode.is_masked_atomic()) {
+                return Err(Error::from_errno(-errno));
+            }
+            if take_fault(&self.shared.state.refuse_atomics) {
+                return Err(crate::ib::eopnotsupp());
+            }
         }
         let shared = &qp.data().shared;
         let pending = Pending::new(opcode, wr)?;

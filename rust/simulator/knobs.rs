@@ -7,7 +7,10 @@ use super::adapter::{Kind, State};
 use super::sa::SimSa;
 use super::vf::VfGuids;
 use crate::ib::{debugfs, driver::Events, DirOps, File, ShowBuf};
-use crate::sim::{control, faults::CreateFaults};
+use crate::sim::{
+    control,
+    faults::{CreateFaults, OpcodeRefusal},
+};
 use core::{fmt::Write, sync::atomic::Ordering};
 use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
 
@@ -18,6 +21,7 @@ const COMPLETION_DELAY_MS: u32 = 3;
 const REFUSE_ATOMICS: u32 = 4;
 const ATOMICS: u32 = 5;
 const VF_GUIDS: u32 = 6;
+const REFUSE_OPCODES: u32 = 7;
 /// The longest completion delay, in ms: a work item sleeps that long per
 /// request, and destroying a QP waits for it.
 const MAX_DELAY_MS: u32 = 10_000;
@@ -26,10 +30,10 @@ const PORT: u32 = 10;
 /// `sa1`, `sa2`: ids `SA + n`.
 const SA: u32 = 20;
 /// The files every adapter has, before those of its ports.
-const COMMON_FILES: usize = 7;
+const COMMON_FILES: usize = 8;
 
 /// The knobs; `port2` and `sa2` last, for two-port adapters only.
-static FILES: [File<'static>; 11] = [
+static FILES: [File<'static>; 12] = [
     File {
         name: c_str!("fail_create"),
         mode: 0o600,
@@ -64,6 +68,11 @@ static FILES: [File<'static>; 11] = [
         name: c_str!("vf_guids"),
         mode: 0o600,
         id: VF_GUIDS,
+    },
+    File {
+        name: c_str!("refuse_opcodes"),
+        mode: 0o600,
+        id: REFUSE_OPCODES,
     },
     File {
         name: c_str!("port1"),
@@ -144,6 +153,11 @@ impl DirOps for Knobs {
                 writeln!(out, "{} {}", f.fail, f.skip)
             }
             ATOMICS => writeln!(out, "{}", s.atomics.load(Ordering::Acquire)),
+            REFUSE_OPCODES => writeln!(
+                out,
+                "{}",
+                OpcodeRefusal::unpack(s.refuse_opcodes.load(Ordering::Acquire)).text()
+            ),
             VF_GUIDS => self.vf.show(out),
             COMPLETION_DELAY_MS => {
                 writeln!(out, "{}", s.completion_delay_ms.load(Ordering::Acquire))
@@ -184,6 +198,11 @@ impl DirOps for Knobs {
             REFUSE_ATOMICS => {
                 let f = CreateFaults::parse(data).ok_or(EINVAL)?;
                 self.state.refuse_atomics.store(f.pack(), Ordering::Release);
+                Ok(())
+            }
+            REFUSE_OPCODES => {
+                let r = OpcodeRefusal::parse(data).ok_or(EINVAL)?;
+                self.state.refuse_opcodes.store(r.pack(), Ordering::Release);
                 Ok(())
             }
             COMPLETION_DELAY_MS => {

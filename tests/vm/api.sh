@@ -153,11 +153,11 @@ test_api_no_atomics() {
 	sim_del 3
 }
 
-# A driver the rules do not know (the simulator's) that refuses an atomic
-# work request with EOPNOTSUPP (refuse_atomics): the operation fails with
-# -EOPNOTSUPP, the device's masked_atomic_mode drops to unavailable with
-# the reason, once, and later operations are refused at post time. A new
-# device starts afresh.
+# A driver the rules do not know (the simulator's) that refuses a
+# compare-and-swap with EOPNOTSUPP (refuse_atomics; cx4's masked operations
+# are emulated over it): the operation fails with -EOPNOTSUPP, the device's
+# masked_atomic_mode drops to unavailable with the reason, once, and later
+# operations are refused at post time. A new device starts afresh.
 test_api_driver_refusal_downgrades() {
 	sim_new "4 cx4" || return 1
 	expect_eq "$(record mlxsim4)" "hca none emulated" "before" || return 1
@@ -166,17 +166,64 @@ test_api_driver_refusal_downgrades() {
 	expect_eq "$(ulp 'api mlxsim4 softirq 12 10 masked none')" "err op -95" "refused" || return 1
 	expect_eq "$(cat $SIMDBG/mlxsim4/refuse_atomics)" "0 0" "knob used" || return 1
 	expect_eq "$(record mlxsim4)" "hca none unavailable" "after" || return 1
-	grep -q "refused an atomic work request" $IB/mlxsim4/mlx_ext/reason ||
+	grep -q "refused a compare-and-swap (EOPNOTSUPP)" $IB/mlxsim4/mlx_ext/reason ||
 		{ echo "reason: $(cat $IB/mlxsim4/mlx_ext/reason)"; return 1; }
 	expect_eq "$(ulp 'apiflags mlxsim4' | sed -n 2p)" "caps 1 0 2 0 0" "caps after" || return 1
 	expect_eq "$(ulp 'api mlxsim4 softirq 12 10 std none')" "err op -95" "standard after" || return 1
-	expect_eq "$(dmesg | grep -c 'mlxsim4: the driver refused an atomic work request')" 1 \
+	expect_eq "$(dmesg | grep -c 'mlxsim4: the driver refused an atomic work request (EOPNOTSUPP): masked_atomic_mode is now unavailable')" 1 \
 		"downgrade logged once" || return 1
 	objects_zero mlxsim4 || return 1
 	sim_del 4 || return 1
 	sim_new "4 cx4" || return 1
 	expect_eq "$(record mlxsim4)" "hca none emulated" "a new device" || return 1
 	sim_del 4
+}
+
+# A driver the rules do not know that lacks the masked opcodes, refusing
+# them at every post (refuse_opcodes) with EINVAL, as bnxt_re, rxe, hns,
+# qedr, mthca and rdmavt do, or with EOPNOTSUPP, as erdma does: the first
+# refused request is emulated at once, every response and the final memory
+# still equal the host's reference, the mode drops from native to emulated
+# with the reason (sysfs, the log once), and standard atomics go on
+# natively. Then one that lacks every atomic opcode: the first refusals
+# (masked, then the compare-and-swap its emulation posts) make the device
+# unavailable, with both reasons; later operations fail with -EOPNOTSUPP
+# whichever errno the driver used.
+test_api_driver_lacks_opcodes() {
+	for errno in EINVAL EOPNOTSUPP; do
+		sim_new "6 cx3" || return 1
+		knob=$SIMDBG/mlxsim6/refuse_opcodes
+		expect_eq "$(cat $knob)" none "knob at first" || return 1
+		for bad in "masked ENOMEM" "some EINVAL" "masked" "masked EINVAL x" "einval"; do
+			echo "$bad" >$knob 2>/dev/null && { echo "knob took '$bad'"; return 1; }
+		done
+		expect_eq "$(cat $knob)" none "knob after bad writes" || return 1
+		expect_eq "$(record mlxsim6)" "hca hca native" "before ($errno)" || return 1
+		echo "masked $errno" >$knob || return 1
+		expect_eq "$(cat $knob)" "masked $errno" "knob" || return 1
+		api_run mlxsim6 softirq 11 2000 masked none 2000 2008 || return 1
+		expect_eq "$(record mlxsim6)" "hca hca emulated" "after ($errno)" || return 1
+		grep -q "refused a masked atomic work request ($errno)" $IB/mlxsim6/mlx_ext/reason ||
+			{ echo "reason: $(cat $IB/mlxsim6/mlx_ext/reason)"; return 1; }
+		expect_eq "$(ulp 'apiflags mlxsim6' | sed -n 2p)" "caps 1 1 1 1 8" "caps after ($errno)" || return 1
+		api_run mlxsim6 workqueue 11 2000 std none 2000 2000 || return 1
+		expect_eq "$(dmesg | grep -c "mlxsim6: the driver refused an atomic work request ($errno): masked_atomic_mode is now emulated")" 1 \
+			"logged once ($errno)" || return 1
+		objects_zero mlxsim6 || return 1
+		sim_del 6 || return 1
+
+		sim_new "7 cx3" || return 1
+		echo "all $errno" >$SIMDBG/mlxsim7/refuse_opcodes || return 1
+		expect_eq "$(ulp 'api mlxsim7 softirq 12 10 masked none')" "err op -95" "all refused ($errno)" || return 1
+		expect_eq "$(record mlxsim7)" "hca hca unavailable" "all refused ($errno)" || return 1
+		for why in "masked atomic work request ($errno)" "compare-and-swap ($errno)"; do
+			grep -qF "$why" $IB/mlxsim7/mlx_ext/reason ||
+				{ echo "no '$why' in: $(cat $IB/mlxsim7/mlx_ext/reason)"; return 1; }
+		done
+		expect_eq "$(ulp 'api mlxsim7 softirq 12 10 std none')" "err op -95" "standard ($errno)" || return 1
+		objects_zero mlxsim7 || return 1
+		sim_del 7 || return 1
+	done
 }
 
 # The driver-refused path in softirq context while the device is renamed:
