@@ -35,6 +35,8 @@ pub struct DevState {
     record: Record,
     /// What the driver refused at run time ([`Refusals::pack`]).
     refused: AtomicU32,
+    /// The [`WrClass::bit`]s of what the driver accepted so far.
+    accepted: AtomicU32,
     /// The reason masked atomics are unavailable was logged.
     told: AtomicBool,
     name: DeviceName,
@@ -46,6 +48,7 @@ impl DevState {
         Self {
             record,
             refused: AtomicU32::new(0),
+            accepted: AtomicU32::new(0),
             told: AtomicBool::new(false),
             name,
         }
@@ -74,6 +77,13 @@ impl DevState {
         }
     }
 
+    /// The driver accepted a work request of `class`.
+    fn driver_accepted(&self, class: WrClass) {
+        if self.accepted.load(Ordering::Relaxed) & class.bit() == 0 {
+            self.accepted.fetch_or(class.bit(), Ordering::AcqRel);
+        }
+    }
+
     /// The driver refused a work request of `class` with `errno`: if that
     /// is a refusal of the opcode (`EINVAL` or `EOPNOTSUPP`) of a class the
     /// record posts, it is recorded, and logged once per class.
@@ -81,7 +91,10 @@ impl DevState {
         let mut word = self.refused.load(Ordering::Acquire);
         loop {
             let mut refusals = Refusals::unpack(word);
-            if !self.record.with_refusals(refusals).learns(class) || !refusals.note(class, errno) {
+            let accepted = self.accepted.load(Ordering::Acquire);
+            if !self.record.with_refusals(refusals).learns(class, accepted)
+                || !refusals.note(class, errno)
+            {
                 return;
             }
             match self.refused.compare_exchange(
@@ -301,10 +314,12 @@ impl ExtQp {
             return Err((Error::from_errno(-errno::ESHUTDOWN), req));
         }
         let (rkey, addr) = req.data().key();
+        let fence = req.data().fence;
+        let class = class_of(op);
         self.qp
-            .post_atomic(req, op, addr, rkey)
+            .post_atomic(req, op, addr, rkey, fence)
+            .inspect(|()| self.dev.driver_accepted(class))
             .map_err(|(e, req)| {
-                let class = class_of(op);
                 self.dev.driver_refused(class, -e.to_errno());
                 // What the driver was just found to lack is unavailable,
                 // whatever errno it said so with.
@@ -433,6 +448,9 @@ pub struct OpState {
     guess: u64,
     /// A batch's leader: whether it holds its word's `active` slot.
     active: bool,
+    /// Whether its next work request carries `IB_SEND_FENCE`: the
+    /// operation's own flag, or for a batch's leader, any of the batch's.
+    fence: bool,
     /// A batch's leader: the other operations of its batch, in order.
     followers: Chain,
     /// The link in a [`Chain`].
@@ -497,11 +515,14 @@ fn batch_cas(leader: &mut Request<OpState>) -> AtomicOp {
     if let Some(m) = st.masked {
         walk.step(m);
     }
+    let mut fence = st.req.fence();
     st.followers.for_each(|f| {
+        fence |= f.req.fence();
         if let Some(m) = f.masked {
             walk.step(m);
         }
     });
+    st.fence = fence;
     AtomicOp::CmpSwap {
         compare: st.guess,
         swap: walk.value(),
@@ -831,6 +852,7 @@ unsafe impl AtomicApi for Api {
             masked,
             guess: 0,
             active: false,
+            fence: req.fence(),
             followers: Chain(None),
             next: Chain(None),
             attempts: 0,
@@ -845,8 +867,11 @@ unsafe impl AtomicApi for Api {
             Err(failed) => failed,
         };
         // A masked request or a fetch-and-add the driver just refused (its
-        // refusal is now in the record) is emulated over compare-and-swap,
-        // when the record still posts that.
+        // refusal is now in the record, and the error EOPNOTSUPP) is
+        // emulated over compare-and-swap, when the record still posts that.
+        if e.to_errno() != -errno::EOPNOTSUPP {
+            return Err(e);
+        }
         match api::plan(&qp.dev.record(), qp.flags, &request.data().req) {
             Ok(Plan::Emulate(m)) => {
                 let st = request.data_mut();

@@ -153,6 +153,10 @@ for kind in std masked; do
 	echo "11 2000 $kind $(target/release/examples/ulp_digest 11 2000 $kind)"
 	echo "12 10000 $kind $(target/release/examples/ulp_digest 12 10000 $kind)"
 done >"$extra/ulp_digests"
+# The header's API version, which modinfo mlx_ext must show (tests/vm/api.sh).
+h=$MLX_EXT_ROOT/include/mlx_ext/mlx_ext.h
+echo "$(sed -n 's/^#define MLX_EXT_API_VERSION_MAJOR //p' "$h").$(sed -n 's/^#define MLX_EXT_API_VERSION_MINOR //p' "$h")" \
+	>"$extra/api_version"
 
 say "vm: tests in QEMU"
 set +e

@@ -14,7 +14,57 @@ use crate::caps::{AtomicCap, MaskedMode, Record};
 /// The API's version, `MLX_EXT_API_VERSION` in the header: the major number
 /// changes when an existing call or structure changes, the minor one when
 /// something is added.
-pub const API_VERSION: (u32, u32) = (1, 2);
+pub const API_VERSION: (u32, u32) = (1, 3);
+
+/// `MLX_EXT_ATOMIC_FENCE`, a bit of `struct mlx_ext_atomic`'s `flags`
+/// (since 1.3): the operation's work requests carry `IB_SEND_FENCE`.
+pub const ATOMIC_FENCE: u32 = 1 << 0;
+
+/// Every bit of `flags` this version knows.
+pub const ATOMIC_FLAGS: u32 = ATOMIC_FENCE;
+
+/// Why a call that takes a structure is refused before it looks at it:
+/// the ULP was built against another header (`MLX_EXT_API_VERSION` and the
+/// structure's `sizeof` travel with each such call, since 1.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AbiRefusal {
+    /// Another major version: the calls or structures changed.
+    Major,
+    /// A newer minor version than this module's: the ULP may use what
+    /// this module does not have.
+    Newer,
+    /// The structure's size differs from this module's.
+    Size,
+}
+
+impl AbiRefusal {
+    /// The code the C wrappers get (`mlx_ext_rs_abi_check`): 0 is "fine".
+    pub const fn code(self) -> i32 {
+        match self {
+            Self::Major => 1,
+            Self::Newer => 2,
+            Self::Size => 3,
+        }
+    }
+}
+
+/// Checks what a ULP's call carries: `version`, the `MLX_EXT_API_VERSION`
+/// it was built with, and `size`, its header's `sizeof` of the structure
+/// this module knows as `ours` bytes. Within one major version the
+/// structures have kept their size so far; when one grows, the versioned
+/// call learns to take the older size.
+pub const fn abi_check(version: u32, size: usize, ours: usize) -> Result<(), AbiRefusal> {
+    let (major, minor) = API_VERSION;
+    if version >> 16 != major {
+        Err(AbiRefusal::Major)
+    } else if version & 0xffff > minor {
+        Err(AbiRefusal::Newer)
+    } else if size != ours {
+        Err(AbiRefusal::Size)
+    } else {
+        Ok(())
+    }
+}
 
 /// `MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY`: bit 27 of `ib_qp_init_attr.create_flags`,
 /// in the range upstream reserves for drivers (26..=31), clear of the bits
@@ -186,9 +236,18 @@ pub struct Request {
     pub swap: u64,
     /// Swap mask (masked CAS).
     pub swap_mask: u64,
+    /// `MLX_EXT_ATOMIC_*` bits (since 1.3).
+    pub flags: u32,
+    /// The structure's reserved field: must be zero.
+    pub reserved: u32,
 }
 
 impl Request {
+    /// Whether the operation's work requests carry `IB_SEND_FENCE`.
+    pub const fn fence(&self) -> bool {
+        self.flags & ATOMIC_FENCE != 0
+    }
+
     /// The operation with its operands, if the opcode is one of the four.
     pub fn op(&self) -> Option<AtomicOp> {
         let opcode = Opcode::from_raw(self.opcode)?;
@@ -220,13 +279,21 @@ pub enum Refusal {
     NoStandard,
     /// Masked atomics are unavailable on the device (`EOPNOTSUPP`).
     NoMasked,
+    /// A bit of `flags` this version does not know (`EINVAL`).
+    UnknownFlags,
+    /// A reserved field is not zero (`EINVAL`).
+    Reserved,
 }
 
 impl Refusal {
     /// The errno, positive: the call returns its negation.
     pub const fn errno(self) -> i32 {
         match self {
-            Self::BadOpcode | Self::BadSize | Self::Misaligned => errno::EINVAL,
+            Self::BadOpcode
+            | Self::BadSize
+            | Self::Misaligned
+            | Self::UnknownFlags
+            | Self::Reserved => errno::EINVAL,
             Self::Size4 | Self::BeReplyNotAccepted | Self::NoStandard | Self::NoMasked => {
                 errno::EOPNOTSUPP
             }
@@ -245,6 +312,8 @@ impl Refusal {
             }
             Self::NoStandard => "the driver posts no atomics for kernel ULPs",
             Self::NoMasked => "masked atomics are unavailable on this device",
+            Self::UnknownFlags => "unknown bits in flags",
+            Self::Reserved => "a reserved field is not zero",
         }
     }
 }
@@ -261,6 +330,12 @@ pub enum Plan {
 /// Decides how `req` is carried out on a QP with `flags` of a device whose
 /// record is `record` (after any runtime downgrade), or why it is refused.
 pub fn plan(record: &Record, flags: QpFlags, req: &Request) -> Result<Plan, Refusal> {
+    if req.flags & !ATOMIC_FLAGS != 0 {
+        return Err(Refusal::UnknownFlags);
+    }
+    if req.reserved != 0 {
+        return Err(Refusal::Reserved);
+    }
     let op = req.op().ok_or(Refusal::BadOpcode)?;
     match req.size {
         8 => {}
@@ -548,6 +623,8 @@ mod tests {
             compare_add_mask: 2,
             swap: 3,
             swap_mask: 4,
+            flags: 0,
+            reserved: 0,
         }
     }
 
@@ -703,6 +780,58 @@ mod tests {
             plan(&cx4_mlx5(), none, &req(Opcode::MaskedFetchAdd)),
             Err(Refusal::NoMasked)
         );
+    }
+
+    #[test]
+    fn flags_and_reserved() {
+        let none = QpFlags::default();
+        let mut r = req(Opcode::MaskedCmpSwap);
+        r.flags = ATOMIC_FENCE;
+        assert!(r.fence());
+        assert!(plan(&cx3(), none, &r).is_ok());
+        for bit in 1..32 {
+            r.flags = ATOMIC_FENCE | 1 << bit;
+            assert_eq!(plan(&cx3(), none, &r), Err(Refusal::UnknownFlags));
+        }
+        r.flags = 0;
+        assert!(!r.fence());
+        for v in [1, 0x8000_0000, u32::MAX] {
+            r.reserved = v;
+            assert_eq!(plan(&cx3(), none, &r), Err(Refusal::Reserved));
+        }
+        // Before anything else: a bad opcode with bad flags is bad flags.
+        let mut r = req(Opcode::FetchAdd);
+        r.opcode = 9;
+        r.flags = 2;
+        assert_eq!(plan(&cx3(), none, &r), Err(Refusal::UnknownFlags));
+        assert_eq!(Refusal::UnknownFlags.errno(), errno::EINVAL);
+        assert_eq!(Refusal::Reserved.errno(), errno::EINVAL);
+    }
+
+    #[test]
+    fn abi_rules() {
+        let (major, minor) = API_VERSION;
+        let v = |ma: u32, mi: u32| ma << 16 | mi;
+        assert_eq!(abi_check(v(major, minor), 104, 104), Ok(()));
+        // Older minors of the same major: fine.
+        for mi in 0..minor {
+            assert_eq!(abi_check(v(major, mi), 104, 104), Ok(()));
+        }
+        assert_eq!(
+            abi_check(v(major, minor + 1), 104, 104),
+            Err(AbiRefusal::Newer)
+        );
+        assert_eq!(abi_check(v(major + 1, 0), 104, 104), Err(AbiRefusal::Major));
+        assert_eq!(
+            abi_check(v(major - 1, minor), 104, 104),
+            Err(AbiRefusal::Major)
+        );
+        assert_eq!(abi_check(0, 104, 104), Err(AbiRefusal::Major));
+        for size in [0, 96, 103, 105, 112] {
+            assert_eq!(abi_check(v(major, minor), size, 104), Err(AbiRefusal::Size));
+        }
+        let codes = [AbiRefusal::Major, AbiRefusal::Newer, AbiRefusal::Size].map(AbiRefusal::code);
+        assert_eq!(codes, [1, 2, 3]);
     }
 
     #[test]

@@ -308,8 +308,23 @@ bool mlx_ext_wait_for_completion_ms(struct completion *c, unsigned int ms);
  */
 struct mlx_ext_qp;
 struct mlx_ext_atomic;
+struct mlx_ext_caps;
 int mlx_ext_rs_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 			   bool can_sleep);
+
+/**
+ * mlx_ext_rs_query_caps - mlx_ext_query_caps() once rust/helpers/export.c
+ * checked the caller's header (rust/ib/ulp.rs).
+ */
+int mlx_ext_rs_query_caps(struct ib_device *dev, struct mlx_ext_caps *caps);
+
+/**
+ * mlx_ext_rs_abi_check - 0 if a ULP's call built with MLX_EXT_API_VERSION
+ * @version and sizeof @size of a structure that is @ours bytes here may go
+ * on, else why not (1 another major version, 2 a newer minor one, 3 another
+ * size): core/src/api.rs, abi_check.
+ */
+int mlx_ext_rs_abi_check(u32 version, size_t size, size_t ours);
 
 /**
  * mlx_ext_rs_detach_qp - mlx_ext_detach_qp() once rust/helpers/export.c

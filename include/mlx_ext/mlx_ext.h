@@ -7,8 +7,19 @@
  * major version, calls, structures and values only grow: a ULP built
  * against 1.x works with every 1.y where y >= x. New fields of struct
  * mlx_ext_atomic and struct mlx_ext_caps are only added at their end, and
- * only where a zeroed value means "as before". A ULP can check
- * mlx_ext_api_version() at run time.
+ * only where a zeroed value means "as before"; reserved fields and unknown
+ * flag bits must be zero (-EINVAL). A ULP can check mlx_ext_api_version()
+ * at run time; modinfo mlx_ext shows it as api_version.
+ *
+ * Checked at every call (since 1.3): the kernel this builds for has no
+ * MODVERSIONS (6.12's CONFIG_RUST excludes it), so nothing else would
+ * notice a ULP built against another header. Each call that takes one of
+ * mlx_ext's structures is a macro over a versioned symbol that also
+ * receives the header's MLX_EXT_API_VERSION and the structure's sizeof:
+ * another major version, a newer minor one than the loaded mlx_ext, or
+ * another size is refused with -EINVAL and a message naming the caller.
+ * A ULP built against 1.2 or earlier does not load (unknown symbols): it
+ * must be rebuilt.
  *
  * Contexts (each function's kernel-doc says it again; the table is in
  * Documentation/ulp-api.rst, "Contexts and lifetimes"):
@@ -43,7 +54,7 @@
 #include <rdma/ib_verbs.h>
 
 #define MLX_EXT_API_VERSION_MAJOR 1
-#define MLX_EXT_API_VERSION_MINOR 2
+#define MLX_EXT_API_VERSION_MINOR 3
 #define MLX_EXT_API_VERSION \
 	((MLX_EXT_API_VERSION_MAJOR << 16) | MLX_EXT_API_VERSION_MINOR)
 
@@ -106,11 +117,15 @@ struct mlx_ext_caps {
  * mlx_ext_query_caps - fill @caps with @dev's record
  *
  * Context: any; does not sleep.
- * Returns 0, -EINVAL for a NULL @caps, or -ENODEV if mlx_ext has no record
- * of @dev (it failed to add it, which it logged, or its removal of @dev has
- * begun).
+ * Returns 0, -EINVAL for a NULL @caps or a ULP built against another header
+ * (above), or -ENODEV if mlx_ext has no record of @dev (it failed to add
+ * it, which it logged, or its removal of @dev has begun).
  */
-int mlx_ext_query_caps(struct ib_device *dev, struct mlx_ext_caps *caps);
+#define mlx_ext_query_caps(dev, caps) \
+	mlx_ext_query_caps_v(dev, caps, MLX_EXT_API_VERSION, \
+			     sizeof(struct mlx_ext_caps))
+int mlx_ext_query_caps_v(struct ib_device *dev, struct mlx_ext_caps *caps,
+			 u32 api_version, size_t size);
 
 struct mlx_ext_qp;
 
@@ -254,6 +269,15 @@ enum mlx_ext_atomic_opcode {
 	MLX_EXT_MASKED_FETCH_ADD = 3,
 };
 
+/*
+ * Flags of struct mlx_ext_atomic (since 1.3). MLX_EXT_ATOMIC_FENCE: every
+ * work request of the operation carries IB_SEND_FENCE, so it starts only
+ * once the QP's earlier RDMA reads and atomics have completed (an emulated
+ * operation's compare-and-swaps each carry it, and so does the one it
+ * shares with others).
+ */
+#define MLX_EXT_ATOMIC_FENCE 0x1
+
 struct mlx_ext_atomic;
 
 typedef void (*mlx_ext_atomic_done_t)(struct mlx_ext_atomic *op);
@@ -264,6 +288,7 @@ typedef void (*mlx_ext_atomic_done_t)(struct mlx_ext_atomic *op);
  * Filled by the ULP (zero it first):
  * @opcode: enum mlx_ext_atomic_opcode
  * @size: operand size in bytes: 8 (4 returns -EOPNOTSUPP for now)
+ * @flags: MLX_EXT_ATOMIC_* bits (since 1.3); others must be zero
  * @remote_addr: the word's address, aligned to @size
  * @rkey: the remote key of the region holding it (remote atomic access)
  * @compare_add, @compare_add_mask, @swap, @swap_mask: the operands
@@ -305,7 +330,7 @@ struct mlx_ext_atomic {
 	u32 size;
 	u64 remote_addr;
 	u32 rkey;
-	u32 reserved0;
+	u32 flags;
 	u64 compare_add;
 	u64 compare_add_mask;
 	u64 swap;
@@ -318,7 +343,7 @@ struct mlx_ext_atomic {
 	u64 response;
 	u64 raw_response;
 	u32 attempts;
-	u32 reserved1;
+	u32 reserved;	/* must be zero */
 };
 
 /**
@@ -329,7 +354,8 @@ struct mlx_ext_atomic {
  * Context: any context ib_post_send() may be called from, @op->done of
  * this QP's operations included (with a @gfp that suits it).
  * Returns 0, or a negative errno and @op->done is not called: -EINVAL (a
- * bad opcode or size, a misaligned address, no @done), -EOPNOTSUPP (4-byte
+ * bad opcode or size, a misaligned address, no @done, unknown @flags, a
+ * non-zero @reserved, a ULP built against another header), -EOPNOTSUPP (4-byte
  * operands; masked atomics unavailable on the device, or standard ones not
  * posted by its driver; a big-endian-reply device and a QP created without
  * MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY), -ESHUTDOWN (the QP is being
@@ -344,8 +370,11 @@ struct mlx_ext_atomic {
  * may share one compare-and-swap: Documentation/ulp-api.rst, "Ordering").
  * Wait for @done where order matters.
  */
-int mlx_ext_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
-			gfp_t gfp);
+#define mlx_ext_post_atomic(qp, op, gfp) \
+	mlx_ext_post_atomic_v(qp, op, gfp, MLX_EXT_API_VERSION, \
+			      sizeof(struct mlx_ext_atomic))
+int mlx_ext_post_atomic_v(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
+			  gfp_t gfp, u32 api_version, size_t size);
 
 /**
  * mlx_ext_atomic - carry @op out on @qp and wait for it
@@ -361,7 +390,11 @@ int mlx_ext_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
  * whose send CQ is IB_POLL_DIRECT (completions come when its owner polls).
  * Use mlx_ext_post_atomic() there.
  */
-int mlx_ext_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op);
+#define mlx_ext_atomic(qp, op) \
+	mlx_ext_atomic_v(qp, op, MLX_EXT_API_VERSION, \
+			 sizeof(struct mlx_ext_atomic))
+int mlx_ext_atomic_v(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
+		     u32 api_version, size_t size);
 
 /*
  * GUID-change events of the VF GUID tables (since 1.1;

@@ -23,16 +23,56 @@
 
 /* The module's version, from the tree's VERSION file (Kbuild). */
 MODULE_VERSION(MLX_EXT_VERSION);
+/* The ULP API's, MLX_EXT_API_VERSION as major.minor. */
+MODULE_INFO(api_version, __stringify(MLX_EXT_API_VERSION_MAJOR) "."
+	    __stringify(MLX_EXT_API_VERSION_MINOR));
 
 EXPORT_SYMBOL_GPL(mlx_ext_api_version);
-EXPORT_SYMBOL_GPL(mlx_ext_query_caps);
 EXPORT_SYMBOL_GPL(mlx_ext_create_qp);
 EXPORT_SYMBOL_GPL(mlx_ext_qp_ib);
 EXPORT_SYMBOL_GPL(mlx_ext_destroy_qp);
 EXPORT_SYMBOL_GPL(mlx_ext_init_qp_attr);
 EXPORT_SYMBOL_GPL(mlx_ext_attach_qp);
 
-int mlx_ext_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
+/*
+ * Whether a ULP's call of @fn carries this header: @version is the
+ * MLX_EXT_API_VERSION it was built with, @size its sizeof of @type, which
+ * is @ours here. The rule is mlx_ext_rs_abi_check() (core/src/api.rs,
+ * abi_check); a refusal is said with the caller's name, which says which
+ * module to rebuild.
+ */
+static bool mlx_ext_abi_ok(const char *fn, const char *type, u32 version,
+			   size_t size, size_t ours, void *caller)
+{
+	static const char *const why[] = {
+		[1] = "another major version: rebuild it against this mlx_ext",
+		[2] = "a newer version than this mlx_ext: load the mlx_ext it was built for",
+		[3] = "another size of the structure: rebuild it against this mlx_ext",
+	};
+	int code = mlx_ext_rs_abi_check(version, size, ours);
+
+	if (!code)
+		return true;
+	pr_warn_ratelimited("mlx_ext: %pS called %s() built against API %u.%u with %s of %zu bytes; this mlx_ext is API %u.%u with %zu bytes: %s; refused with -EINVAL\n",
+			    caller, fn, version >> 16, version & 0xffff, type,
+			    size, MLX_EXT_API_VERSION_MAJOR,
+			    MLX_EXT_API_VERSION_MINOR, ours,
+			    code < ARRAY_SIZE(why) && why[code] ? why[code] : "?");
+	return false;
+}
+
+int mlx_ext_query_caps_v(struct ib_device *dev, struct mlx_ext_caps *caps,
+			 u32 api_version, size_t size)
+{
+	if (!mlx_ext_abi_ok("mlx_ext_query_caps", "struct mlx_ext_caps",
+			    api_version, size, sizeof(*caps),
+			    __builtin_return_address(0)))
+		return -EINVAL;
+	return mlx_ext_rs_query_caps(dev, caps);
+}
+EXPORT_SYMBOL_GPL(mlx_ext_query_caps_v);
+
+static int mlx_ext_post(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 			gfp_t gfp)
 {
 	bool can_sleep = gfpflags_allow_blocking(gfp);
@@ -55,7 +95,17 @@ int mlx_ext_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 		memalloc_nofs_restore(scope);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(mlx_ext_post_atomic);
+
+int mlx_ext_post_atomic_v(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
+			  gfp_t gfp, u32 api_version, size_t size)
+{
+	if (!mlx_ext_abi_ok("mlx_ext_post_atomic", "struct mlx_ext_atomic",
+			    api_version, size, sizeof(*op),
+			    __builtin_return_address(0)))
+		return -EINVAL;
+	return mlx_ext_post(qp, op, gfp);
+}
+EXPORT_SYMBOL_GPL(mlx_ext_post_atomic_v);
 
 /*
  * mlx_ext_atomic(): the operation posted is a copy, with its completion, in
@@ -121,12 +171,17 @@ void mlx_ext_detach_qp(struct mlx_ext_qp *mqp)
 }
 EXPORT_SYMBOL_GPL(mlx_ext_detach_qp);
 
-int mlx_ext_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op)
+int mlx_ext_atomic_v(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
+		     u32 api_version, size_t size)
 {
 	struct mlx_ext_sync_op *s;
 	const char *why;
 	int ret;
 
+	if (!mlx_ext_abi_ok("mlx_ext_atomic", "struct mlx_ext_atomic",
+			    api_version, size, sizeof(*op),
+			    __builtin_return_address(0)))
+		return -EINVAL;
 	if (!qp || !op)
 		return -EINVAL;
 	why = mlx_ext_wait_deadlock(qp);
@@ -136,8 +191,8 @@ int mlx_ext_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op)
 	if (!why && mlx_ext_qp_ib(qp)->send_cq->poll_ctx == IB_POLL_DIRECT)
 		why = "a QP whose send CQ is polled directly (IB_POLL_DIRECT)";
 	if (why) {
-		pr_warn_once("mlx_ext: %s() called from %s, where waiting for the operation would never end: refused with -EDEADLK (use mlx_ext_post_atomic())\n",
-			     __func__, why);
+		pr_warn_once("mlx_ext: mlx_ext_atomic() called from %s, where waiting for the operation would never end: refused with -EDEADLK (use mlx_ext_post_atomic())\n",
+			     why);
 		return -EDEADLK;
 	}
 	might_sleep();
@@ -149,7 +204,7 @@ int mlx_ext_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op)
 	s->op.context = NULL;
 	init_completion(&s->done);
 	refcount_set(&s->ref, 2);
-	ret = mlx_ext_post_atomic(qp, &s->op, GFP_KERNEL);
+	ret = mlx_ext_post(qp, &s->op, GFP_KERNEL);
 	if (ret) {
 		kfree(s);
 		return ret;
@@ -169,7 +224,7 @@ int mlx_ext_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op)
 	mlx_ext_sync_put(s);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(mlx_ext_atomic);
+EXPORT_SYMBOL_GPL(mlx_ext_atomic_v);
 
 /* GUID-change events of the VF GUID tables (rust/vf_guids.rs). */
 static BLOCKING_NOTIFIER_HEAD(guid_notifiers);

@@ -179,15 +179,17 @@ impl Qp {
         unsafe { (*self.raw.as_ptr()).device }
     }
 
-    /// Posts the atomic `op` on `remote_addr` under `rkey`, signalled, with
-    /// `req`'s own `ib_cqe` and reply buffer: [`Handler::done`] gets `req`
-    /// back with the completion. On failure `req` comes back at once.
+    /// Posts the atomic `op` on `remote_addr` under `rkey`, signalled (and
+    /// with `IB_SEND_FENCE` if `fence`), with `req`'s own `ib_cqe` and reply
+    /// buffer: [`Handler::done`] gets `req` back with the completion. On
+    /// failure `req` comes back at once.
     pub fn post_atomic<T: Handler>(
         &self,
         req: Request<T>,
         op: AtomicOp,
         remote_addr: u64,
         rkey: u32,
+        fence: bool,
     ) -> core::result::Result<(), (Error, Request<T>)> {
         let dev = self.device_raw();
         let inner = KBox::into_raw(req.0);
@@ -225,7 +227,12 @@ impl Qp {
         let mut wr: bindings::ib_atomic_wr = unsafe { MaybeUninit::zeroed().assume_init() };
         wr.wr.opcode = opcode as u32;
         wr.wr.__bindgen_anon_1.wr_cqe = cqe;
-        wr.wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED;
+        wr.wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED
+            | if fence {
+                bindings::ib_send_flags_IB_SEND_FENCE
+            } else {
+                0
+            };
         wr.wr.sg_list = &mut sge;
         wr.wr.num_sge = 1;
         wr.remote_addr = remote_addr;
@@ -427,6 +434,8 @@ impl UlpOp {
             compare_add_mask: a.compare_add_mask,
             swap: a.swap,
             swap_mask: a.swap_mask,
+            flags: a.flags,
+            reserved: a.reserved,
         }
     }
 
@@ -749,13 +758,24 @@ macro_rules! export_atomic_api {
             $crate::ib::ulp::entry::api_version()
         }
 
-        /// `mlx_ext_query_caps`.
+        /// `mlx_ext_rs_abi_check`: `crate::api::abi_check` for the C
+        /// wrappers of the calls that take a structure.
+        #[no_mangle]
+        pub extern "C" fn mlx_ext_rs_abi_check(version: u32, size: usize, ours: usize) -> i32 {
+            match $crate::api::abi_check(version, size, ours) {
+                Ok(()) => 0,
+                Err(r) => r.code(),
+            }
+        }
+
+        /// `mlx_ext_query_caps`, called by its C wrapper once it checked
+        /// the caller's header.
         ///
         /// # Safety
         ///
         /// As `include/mlx_ext/mlx_ext.h` says.
         #[no_mangle]
-        pub unsafe extern "C" fn mlx_ext_query_caps(
+        pub unsafe extern "C" fn mlx_ext_rs_query_caps(
             dev: *mut ::kernel::ffi::c_void,
             caps: *mut ::kernel::ffi::c_void,
         ) -> ::kernel::ffi::c_int {
@@ -863,6 +883,12 @@ macro_rules! export_atomic_api {
 // The work-request vocabulary of the pure code (`crate::atomics::wr`) is
 // what this layer writes into and reads from ib_core's structures: tie it
 // to the values ib_core was built with.
+const _: () = {
+    assert!(bindings::MLX_EXT_API_VERSION_MAJOR == crate::api::API_VERSION.0);
+    assert!(bindings::MLX_EXT_API_VERSION_MINOR == crate::api::API_VERSION.1);
+    assert!(bindings::MLX_EXT_ATOMIC_FENCE == crate::api::ATOMIC_FENCE);
+};
+
 const _: () = {
     use crate::atomics::wr::{WcStatus, WrOpcode};
     assert!(WrOpcode::AtomicCmpAndSwp as u32 == bindings::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP);

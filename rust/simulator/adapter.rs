@@ -8,6 +8,7 @@ use super::gsi::GSI_QPN;
 use super::queues::{executes, SimCq, SimQp};
 use super::sa::SimSa;
 use super::vf::VfGuids;
+use crate::caps::WrClass;
 use crate::ib::{
     driver::{
         self,
@@ -104,8 +105,12 @@ pub(super) struct State {
     /// Atomic opcodes the driver lacks, refused at every post with their
     /// errno: a packed [`OpcodeRefusal`].
     pub(super) refuse_opcodes: AtomicU32,
+    /// How many work requests `refuse_opcodes` refused since it was written.
+    pub(super) opcode_refusals: AtomicU64,
     /// Atomics executed with this adapter as the requester.
     pub(super) atomics: AtomicU64,
+    /// Atomic work requests posted with `IB_SEND_FENCE`.
+    pub(super) fenced_atomics: AtomicU64,
     /// How long the adapter takes to execute each send request, in ms.
     pub(super) completion_delay_ms: AtomicU32,
     /// Live objects by [`Kind`].
@@ -365,7 +370,9 @@ impl Adapter {
                 fail_atomics: AtomicU32::new(0),
                 refuse_atomics: AtomicU64::new(0),
                 refuse_opcodes: AtomicU32::new(0),
+                opcode_refusals: AtomicU64::new(0),
                 atomics: AtomicU64::new(0),
+                fenced_atomics: AtomicU64::new(0),
                 completion_delay_ms: AtomicU32::new(0),
                 live: [
                     AtomicU32::new(0),
@@ -684,7 +691,16 @@ impl Driver for Adapter {
         if opcode.is_standard_atomic() || opcode.is_masked_atomic() {
             let lacks =
                 OpcodeRefusal::unpack(self.shared.state.refuse_opcodes.load(Ordering::Acquire));
-            if let Some(errno) = lacks.refuses(opcode.is_masked_atomic()) {
+            let class = match opcode {
+                WrOpcode::AtomicCmpAndSwp => WrClass::CmpSwap,
+                WrOpcode::AtomicFetchAndAdd => WrClass::FetchAdd,
+                _ => WrClass::Masked,
+            };
+            if let Some(errno) = lacks.refuses(class) {
+                self.shared
+                    .state
+                    .opcode_refusals
+                    .fetch_add(1, Ordering::Relaxed);
                 return Err(Error::from_errno(-errno));
             }
             if take_fault(&self.shared.state.refuse_atomics) {
@@ -697,6 +713,14 @@ impl Driver for Adapter {
         if shared.post_send(pending, wr.sges.len(), supported)? {
             // Already queued is fine: it runs the whole queue.
             let _ = self.wq.enqueue(shared.clone());
+        }
+        if (opcode.is_standard_atomic() || opcode.is_masked_atomic())
+            && wr.send_flags & super::fabric::SEND_FENCE != 0
+        {
+            self.shared
+                .state
+                .fenced_atomics
+                .fetch_add(1, Ordering::Relaxed);
         }
         Ok(())
     }

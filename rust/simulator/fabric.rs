@@ -113,6 +113,10 @@ pub(super) struct Pending {
     pub(super) ud: Option<UdWr>,
 }
 
+/// `IB_SEND_FENCE` (`enum ib_send_flags`). The simulated adapter executes
+/// a QP's send queue in order, one request after the other completed, so
+/// every request is fenced already: the flag is only counted.
+pub(super) const SEND_FENCE: u32 = 1 << 0;
 /// `IB_SEND_SIGNALED` (`enum ib_send_flags`).
 const SEND_SIGNALED: u32 = 1 << 1;
 

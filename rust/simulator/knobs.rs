@@ -22,6 +22,7 @@ const REFUSE_ATOMICS: u32 = 4;
 const ATOMICS: u32 = 5;
 const VF_GUIDS: u32 = 6;
 const REFUSE_OPCODES: u32 = 7;
+const FENCED_ATOMICS: u32 = 8;
 /// The longest completion delay, in ms: a work item sleeps that long per
 /// request, and destroying a QP waits for it.
 const MAX_DELAY_MS: u32 = 10_000;
@@ -30,10 +31,10 @@ const PORT: u32 = 10;
 /// `sa1`, `sa2`: ids `SA + n`.
 const SA: u32 = 20;
 /// The files every adapter has, before those of its ports.
-const COMMON_FILES: usize = 8;
+const COMMON_FILES: usize = 9;
 
 /// The knobs; `port2` and `sa2` last, for two-port adapters only.
-static FILES: [File<'static>; 12] = [
+static FILES: [File<'static>; 13] = [
     File {
         name: c_str!("fail_create"),
         mode: 0o600,
@@ -73,6 +74,11 @@ static FILES: [File<'static>; 12] = [
         name: c_str!("refuse_opcodes"),
         mode: 0o600,
         id: REFUSE_OPCODES,
+    },
+    File {
+        name: c_str!("fenced_atomics"),
+        mode: 0o444,
+        id: FENCED_ATOMICS,
     },
     File {
         name: c_str!("port1"),
@@ -153,10 +159,12 @@ impl DirOps for Knobs {
                 writeln!(out, "{} {}", f.fail, f.skip)
             }
             ATOMICS => writeln!(out, "{}", s.atomics.load(Ordering::Acquire)),
+            FENCED_ATOMICS => writeln!(out, "{}", s.fenced_atomics.load(Ordering::Acquire)),
             REFUSE_OPCODES => writeln!(
                 out,
-                "{}",
-                OpcodeRefusal::unpack(s.refuse_opcodes.load(Ordering::Acquire)).text()
+                "{} {}",
+                OpcodeRefusal::unpack(s.refuse_opcodes.load(Ordering::Acquire)).text(),
+                s.opcode_refusals.load(Ordering::Acquire)
             ),
             VF_GUIDS => self.vf.show(out),
             COMPLETION_DELAY_MS => {
@@ -203,6 +211,7 @@ impl DirOps for Knobs {
             REFUSE_OPCODES => {
                 let r = OpcodeRefusal::parse(data).ok_or(EINVAL)?;
                 self.state.refuse_opcodes.store(r.pack(), Ordering::Release);
+                self.state.opcode_refusals.store(0, Ordering::Release);
                 Ok(())
             }
             COMPLETION_DELAY_MS => {
@@ -213,7 +222,7 @@ impl DirOps for Knobs {
                 self.state.completion_delay_ms.store(ms, Ordering::Release);
                 Ok(())
             }
-            OBJECTS | ATOMICS => Err(EPERM),
+            OBJECTS | ATOMICS | FENCED_ATOMICS => Err(EPERM),
             VF_GUIDS => self.vf.command(data),
             _ if id > SA => {
                 self.port_index(id - SA + PORT)?;

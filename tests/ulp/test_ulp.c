@@ -32,6 +32,8 @@
  *	be: MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY) and every operation goes
  *	through mlx_ext_atomic(); the responses are in host order. Result
  *	"ok DIGEST attempts N" (N work requests in all) or "err STAGE CODE".
+ *   abi DEV
+ *	the checked contract of the versioned calls: each case and its result
  *   apiflags DEV
  *	The API's refusals and flag rules, one "CASE RESULT" line each.
  *   hold DEV N [api]
@@ -809,6 +811,79 @@ static int plain_with_flag(struct ib_device *dev)
 	ib_free_cq(cq);
 	ib_dealloc_pd(pd);
 	return err;
+}
+
+/*
+ * One masked compare-and-swap on a fresh loopback of @dev through the
+ * versioned call, as a ULP built against header @version with a structure
+ * of @size bytes would make it, with @flags and @reserved; @sync picks
+ * mlx_ext_atomic_v() over mlx_ext_post_atomic_v().
+ */
+static int abi_one(struct ib_device *dev, u32 version, size_t size, u32 flags,
+		   u32 reserved, bool sync)
+{
+	struct mlx_ext_atomic op = {};
+	struct loop l = {};
+	int err = 0;
+
+	if (loop_setup_api(&l, dev, dev, IB_POLL_SOFTIRQ, ALL_ACCESS, ALL_ACCESS,
+			   true, 0, &err)) {
+		loop_destroy(&l);
+		return err ? err : -EIO;
+	}
+	op.opcode = MLX_EXT_MASKED_CMP_SWP;
+	op.size = 8;
+	op.remote_addr = word_addr(&l, 0);
+	op.rkey = l.mr->rkey;
+	op.compare_add_mask = 1;
+	op.swap = 1;
+	op.swap_mask = 1;
+	op.flags = flags;
+	op.reserved = reserved;
+	if (sync)
+		err = mlx_ext_atomic_v(l.xqa, &op, version, size);
+	else
+		err = mlx_ext_post_atomic_v(l.xqa, &op, GFP_KERNEL, version,
+					    size);
+	loop_destroy(&l);
+	return err;
+}
+
+/*
+ * The contract of the calls that take a structure (since 1.3): another
+ * major version, a newer minor one and another size are refused with
+ * -EINVAL (and a message naming this module); unknown flags and a
+ * non-zero reserved field too; MLX_EXT_ATOMIC_FENCE is taken.
+ */
+static int run_abi(struct ib_device *dev)
+{
+	const u32 v = MLX_EXT_API_VERSION;
+	const u32 major = MLX_EXT_API_VERSION_MAJOR << 16;
+	const size_t sz = sizeof(struct mlx_ext_atomic);
+	struct mlx_ext_caps caps;
+	size_t n = 0;
+
+#define CASE(name, expr) \
+	(n += scnprintf(result + n, RESULT_MAX - n, "%s %d ", name, (expr)))
+	result[0] = 0;
+	CASE("query_major", mlx_ext_query_caps_v(dev, &caps, v + (1 << 16),
+						 sizeof(caps)));
+	CASE("query_newer", mlx_ext_query_caps_v(dev, &caps, v + 1,
+						 sizeof(caps)));
+	CASE("query_size", mlx_ext_query_caps_v(dev, &caps, v,
+						sizeof(caps) + 4));
+	CASE("query_older", mlx_ext_query_caps_v(dev, &caps, major,
+						 sizeof(caps)));
+	CASE("post_size", abi_one(dev, v, sz - 8, 0, 0, false));
+	CASE("post_major", abi_one(dev, v - (1 << 16), sz, 0, 0, false));
+	CASE("sync_size", abi_one(dev, v, sz + 8, 0, 0, true));
+	CASE("sync_newer", abi_one(dev, v + 1, sz, 0, 0, true));
+	CASE("reserved", abi_one(dev, v, sz, 0, 1, true));
+	CASE("flags", abi_one(dev, v, sz, 2, 0, true));
+	CASE("fence", abi_one(dev, v, sz, MLX_EXT_ATOMIC_FENCE, 0, true));
+	CASE("plain", abi_one(dev, v, sz, 0, 0, true));
+#undef CASE
+	return 0;
 }
 
 static int run_apiflags(struct ib_device *dev)
@@ -2348,6 +2423,8 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 		ret = run_contend(d->dev, poll, count);
 	} else if (!strcmp(cmd, "apiflags")) {
 		ret = run_apiflags(d->dev);
+	} else if (!strcmp(cmd, "abi")) {
+		ret = run_abi(d->dev);
 	} else if (!strcmp(cmd, "attachflags")) {
 		ret = run_attachflags(d->dev);
 	} else if (!strcmp(cmd, "atomics")) {

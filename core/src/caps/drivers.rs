@@ -148,8 +148,9 @@ pub const KNOWN_DRIVERS: [KnownDriver; 15] = [
         masked_fetch_add: EINVAL,
         note: "irdma refuses every atomic work request (EINVAL, hw/irdma/verbs.c:3581)",
     },
-    // Caps: HCA iff the device has CAS or FA, masked = atomic whatever its
-    // MASK_* bits (hw/vmw_pvrdma/pvrdma_verbs.c:97-101). post_send: CAS
+    // Caps: HCA iff the device has CAS or FA (either: a device with FA only
+    // reports HCA too, and mlx_ext cannot see the bits), masked = atomic
+    // whatever its MASK_* bits (hw/vmw_pvrdma/pvrdma_verbs.c:97-101). post_send: CAS
     // and FA filled in (pvrdma_qp.c:802-812); the masked opcodes pass the
     // opcode check and reach `default: break;` (pvrdma_qp.c:822-823) with
     // address, rkey, operands and masks left zero (memset, :751).

@@ -168,6 +168,7 @@ impl MaskedMode {
 /// The three kinds of atomic work request a driver can refuse at run time,
 /// each with what follows from it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
 pub enum WrClass {
     /// Compare-and-swap: standard atomics, and the emulation, end.
     CmpSwap,
@@ -175,6 +176,13 @@ pub enum WrClass {
     FetchAdd,
     /// A masked opcode: emulated over compare-and-swap from then on.
     Masked,
+}
+
+impl WrClass {
+    /// Its bit in a set of classes.
+    pub const fn bit(self) -> u32 {
+        1 << self as u32
+    }
 }
 
 /// What the driver refused at run time: per [`WrClass`], the errno, if it
@@ -241,7 +249,7 @@ impl Refusals {
 }
 
 /// Why a record is not simply ib_core's attributes: everything that
-/// applies, shown in sysfs's `reason` one per line ... joined by "; ".
+/// applies, shown in sysfs's `reason` on one line, joined by "; ".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Reasons {
     /// The silicon replies big-endian on this little-endian host.
@@ -291,7 +299,7 @@ impl core::fmt::Display for Reasons {
         if self.no_atomics {
             say(
                 f,
-                format_args!("the device has no atomics (atomic_cap none)"),
+                format_args!("ib_core reports no atomics (atomic_cap none)"),
             )?;
         }
         if self.iwarp {
@@ -464,14 +472,16 @@ impl Record {
         }
     }
 
-    /// Whether a refusal of `class` by the driver at run time is learnt:
-    /// only what is posted can be refused, and only a driver without a row
-    /// is learnt about. A known driver refuses what its row says, and
-    /// refuses nothing else for its opcode's sake (rxe, hns, ocrdma and
-    /// rdmavt answer `EINVAL` to a QP that is not in RTS, say: the ULP's
-    /// error, not the device's).
-    pub fn learns(&self, class: WrClass) -> bool {
-        self.driver.is_none() && self.posts_class(class)
+    /// Whether a refusal of `class` by the driver at run time is learnt,
+    /// `accepted` being the [`WrClass::bit`]s of what the driver accepted on
+    /// this device so far. Only what is posted can be refused; only a
+    /// driver without a row is learnt about (a known driver refuses what
+    /// its row says); and a driver that lacks an opcode refuses it every
+    /// time, so once it accepted a kind, a refusal of that kind is about
+    /// the QP, not the opcode (rxe, hns, ocrdma, rdmavt and the simulator
+    /// answer `EINVAL` to a QP that is not in RTS: the ULP's error).
+    pub fn learns(&self, class: WrClass, accepted: u32) -> bool {
+        self.driver.is_none() && self.posts_class(class) && accepted & class.bit() == 0
     }
 }
 
@@ -909,26 +919,35 @@ mod tests {
     #[test]
     fn only_unknown_drivers_are_learnt_about() {
         let cx4 = Record::derive(&facts(0, 4115, 1, 0));
-        assert!(cx4.learns(WrClass::CmpSwap) && cx4.learns(WrClass::FetchAdd));
+        assert!(cx4.learns(WrClass::CmpSwap, 0) && cx4.learns(WrClass::FetchAdd, 0));
         // Not what is not posted.
-        assert!(!cx4.learns(WrClass::Masked));
-        assert!(Record::derive(&facts(0, 4099, 1, 1)).learns(WrClass::Masked));
+        assert!(!cx4.learns(WrClass::Masked, 0));
+        assert!(Record::derive(&facts(0, 4099, 1, 1)).learns(WrClass::Masked, 0));
+        // Not a kind the driver accepted before: its refusal is about the
+        // QP (its state), not the opcode. Other kinds still are.
+        let cas = WrClass::CmpSwap.bit();
+        assert!(!cx4.learns(WrClass::CmpSwap, cas));
+        assert!(cx4.learns(WrClass::FetchAdd, cas));
+        assert_eq!(
+            [WrClass::CmpSwap, WrClass::FetchAdd, WrClass::Masked].map(WrClass::bit),
+            [1, 2, 4]
+        );
         // Once learnt, not again.
         let down = cx4.with_refusals(Refusals {
             cmp_swap: Some(EINVAL),
             ..Default::default()
         });
-        assert!(!down.learns(WrClass::CmpSwap));
+        assert!(!down.learns(WrClass::CmpSwap, 0));
         // Known drivers: their rows say already; an EINVAL from them is
         // about the QP (its state, its SGE), not the opcode.
         for d in KNOWN_DRIVERS.iter() {
             let r = Record::derive(&facts(d.driver_id, 1, 1, 1));
             for c in [WrClass::CmpSwap, WrClass::FetchAdd, WrClass::Masked] {
-                assert!(!r.learns(c), "{}", d.name);
+                assert!(!r.learns(c, 0), "{}", d.name);
             }
         }
         // Nothing to learn on a device without atomics.
         let none = Record::derive(&facts(0, 1, 0, 0));
-        assert!(!none.learns(WrClass::CmpSwap));
+        assert!(!none.learns(WrClass::CmpSwap, 0));
     }
 }

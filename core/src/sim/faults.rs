@@ -5,6 +5,7 @@
 //! Kept in one 64-bit word so that the kernel updates it atomically.
 
 use super::control::decimal;
+use crate::caps::WrClass;
 
 /// Pending injected creation failures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -76,48 +77,71 @@ impl CreateFaults {
 /// `EOPNOTSUPP` (mlx5_ib, erdma). Packed in a word for an atomic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct OpcodeRefusal {
-    /// Whether compare-and-swap and fetch-and-add are refused too (`all`),
-    /// or only the masked opcodes (`masked`); nothing when `errno` is 0.
-    pub all: bool,
+    /// Which opcodes: nothing when `errno` is 0.
+    pub scope: RefusedOpcodes,
     /// The errno returned: 0 (nothing refused), 22 or 95.
     pub errno: i32,
 }
 
+/// The opcodes an [`OpcodeRefusal`] refuses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u32)]
+pub enum RefusedOpcodes {
+    /// The two masked opcodes.
+    #[default]
+    Masked = 0,
+    /// Fetch-and-add only.
+    FetchAdd = 1,
+    /// All four.
+    All = 2,
+}
+
 impl OpcodeRefusal {
-    /// Packs into a word: the errno, and bit 8 for `all`.
+    /// Packs into a word: the errno, and the scope from bit 8.
     pub const fn pack(self) -> u32 {
-        self.errno as u32 | if self.all { 1 << 8 } else { 0 }
+        self.errno as u32 | (self.scope as u32) << 8
     }
 
     /// The inverse of [`OpcodeRefusal::pack`].
     pub const fn unpack(word: u32) -> Self {
         Self {
-            all: word & (1 << 8) != 0,
+            scope: match word >> 8 {
+                0 => RefusedOpcodes::Masked,
+                1 => RefusedOpcodes::FetchAdd,
+                _ => RefusedOpcodes::All,
+            },
             errno: (word & 0xff) as i32,
         }
     }
 
-    /// The errno `post_send` returns for an atomic work request, masked
-    /// (`masked`) or standard, if it is refused.
-    pub const fn refuses(self, masked: bool) -> Option<i32> {
-        if self.errno != 0 && (masked || self.all) {
+    /// The errno `post_send` returns for an atomic work request of `class`,
+    /// if it is refused.
+    pub const fn refuses(self, class: WrClass) -> Option<i32> {
+        let refused = match self.scope {
+            RefusedOpcodes::Masked => matches!(class, WrClass::Masked),
+            RefusedOpcodes::FetchAdd => matches!(class, WrClass::FetchAdd),
+            RefusedOpcodes::All => true,
+        };
+        if self.errno != 0 && refused {
             Some(self.errno)
         } else {
             None
         }
     }
 
-    /// Parses what is written: `none`, or `masked` or `all` then `EINVAL`
-    /// or `EOPNOTSUPP`, one blank between, with an optional final newline.
+    /// Parses what is written: `none`, or `masked`, `fetch_add` or `all`
+    /// then `EINVAL` or `EOPNOTSUPP`, one blank between, with an optional
+    /// final newline.
     pub fn parse(text: &[u8]) -> Option<Self> {
         let text = text.strip_suffix(b"\n").unwrap_or(text);
         if text == b"none" {
             return Some(Self::default());
         }
         let mut fields = text.split(|&b| b == b' ');
-        let all = match fields.next()? {
-            b"masked" => false,
-            b"all" => true,
+        let scope = match fields.next()? {
+            b"masked" => RefusedOpcodes::Masked,
+            b"fetch_add" => RefusedOpcodes::FetchAdd,
+            b"all" => RefusedOpcodes::All,
             _ => return None,
         };
         let errno = match fields.next()? {
@@ -128,16 +152,18 @@ impl OpcodeRefusal {
         if fields.next().is_some() {
             return None;
         }
-        Some(Self { all, errno })
+        Some(Self { scope, errno })
     }
 
-    /// What reading the file shows: as written.
+    /// What reading the file shows before the count: as written.
     pub fn text(self) -> &'static str {
-        match (self.errno, self.all) {
-            (22, false) => "masked EINVAL",
-            (22, true) => "all EINVAL",
-            (95, false) => "masked EOPNOTSUPP",
-            (95, true) => "all EOPNOTSUPP",
+        match (self.errno, self.scope) {
+            (22, RefusedOpcodes::Masked) => "masked EINVAL",
+            (22, RefusedOpcodes::FetchAdd) => "fetch_add EINVAL",
+            (22, RefusedOpcodes::All) => "all EINVAL",
+            (95, RefusedOpcodes::Masked) => "masked EOPNOTSUPP",
+            (95, RefusedOpcodes::FetchAdd) => "fetch_add EOPNOTSUPP",
+            (95, RefusedOpcodes::All) => "all EOPNOTSUPP",
             _ => "none",
         }
     }
@@ -148,13 +174,17 @@ mod tests {
     #[test]
     fn opcode_refusals() {
         use super::OpcodeRefusal;
-        for text in [
+        use crate::caps::WrClass::{CmpSwap, FetchAdd, Masked};
+        let texts = [
             "none",
             "masked EINVAL",
+            "fetch_add EINVAL",
             "all EINVAL",
             "masked EOPNOTSUPP",
+            "fetch_add EOPNOTSUPP",
             "all EOPNOTSUPP",
-        ] {
+        ];
+        for text in texts {
             let r = OpcodeRefusal::parse(text.as_bytes()).unwrap();
             assert_eq!(r.text(), text);
             assert_eq!(OpcodeRefusal::unpack(r.pack()), r);
@@ -170,15 +200,18 @@ mod tests {
             "all EINVAL x",
             "none\n\n",
             "22",
+            "fa EINVAL",
         ] {
             assert_eq!(OpcodeRefusal::parse(bad.as_bytes()), None, "{bad:?}");
         }
-        let m = OpcodeRefusal::parse(b"masked EOPNOTSUPP").unwrap();
-        assert_eq!((m.refuses(true), m.refuses(false)), (Some(95), None));
-        let a = OpcodeRefusal::parse(b"all EINVAL").unwrap();
-        assert_eq!((a.refuses(true), a.refuses(false)), (Some(22), Some(22)));
-        let n = OpcodeRefusal::default();
-        assert_eq!((n.refuses(true), n.refuses(false)), (None, None));
+        let by = |t: &str| {
+            let r = OpcodeRefusal::parse(t.as_bytes()).unwrap();
+            [CmpSwap, FetchAdd, Masked].map(|c| r.refuses(c))
+        };
+        assert_eq!(by("masked EOPNOTSUPP"), [None, None, Some(95)]);
+        assert_eq!(by("fetch_add EINVAL"), [None, Some(22), None]);
+        assert_eq!(by("all EINVAL"), [Some(22); 3]);
+        assert_eq!(by("none"), [None; 3]);
     }
 
     use super::*;
