@@ -448,6 +448,8 @@ pub struct OpState {
     guess: u64,
     /// A batch's leader: whether it holds its word's `active` slot.
     active: bool,
+    /// For a 4-byte operation, where its bits lie in the word.
+    half: Option<api::Half>,
     /// Whether its next work request carries `IB_SEND_FENCE`: the
     /// operation's own flag, or for a batch's leader, any of the batch's.
     fence: bool,
@@ -471,7 +473,8 @@ fn finish(req: Request<OpState>, status: i32, wc_status: u32, reply: AtomicReply
     st.ulp.finish(Outcome {
         status,
         wc_status,
-        reply,
+        response: api::narrow(reply.value(), st.half),
+        raw_response: reply.raw(),
         attempts: st.attempts,
     });
     let idle = {
@@ -682,10 +685,12 @@ unsafe impl AtomicApi for Api {
                 MaskedMode::Unavailable => 2,
             },
             standard: r.posts.standard,
-            sizes: if r.posts.standard || r.posts.masked {
-                8
-            } else {
-                0
+            // 4-byte operations are masked ones on their word, carried out
+            // wherever those are (natively or emulated).
+            sizes: match r.mode {
+                MaskedMode::Unavailable if r.posts.standard => 8,
+                MaskedMode::Unavailable => 0,
+                _ => 8 | 4,
             },
         }
     }
@@ -833,7 +838,9 @@ unsafe impl AtomicApi for Api {
         if !op.has_done() {
             return Err(EINVAL);
         }
-        let req = op.request();
+        // A 4-byte operation becomes the 8-byte masked one on its word.
+        let (req, half) = api::widen(&op.request(), cfg!(target_endian = "big"))
+            .map_err(|r| errno_err(r.errno()))?;
         let plan = api::plan(&qp.dev.record(), qp.flags, &req).map_err(|r| {
             if r.errno() == errno::EOPNOTSUPP {
                 qp.dev.tell(r.text());
@@ -853,6 +860,7 @@ unsafe impl AtomicApi for Api {
             guess: 0,
             active: false,
             fence: req.fence(),
+            half,
             followers: Chain(None),
             next: Chain(None),
             attempts: 0,

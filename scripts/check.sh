@@ -149,7 +149,7 @@ for seed in 1 2 3; do
 done >"$extra/atomics_digests"
 # What the test ULP's atomics must leave on every device (tests/vm/sim.sh).
 # And through mlx_ext's ULP API: 10,000 per device class.
-for kind in std masked; do
+for kind in std masked narrow; do
 	echo "11 2000 $kind $(target/release/examples/ulp_digest 11 2000 $kind)"
 	echo "12 10000 $kind $(target/release/examples/ulp_digest 12 10000 $kind)"
 done >"$extra/ulp_digests"

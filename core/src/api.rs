@@ -268,8 +268,8 @@ pub enum Refusal {
     BadOpcode,
     /// An operand size other than 4 or 8 bytes (`EINVAL`).
     BadSize,
-    /// 4-byte operands: part of the API, not carried out yet (`EOPNOTSUPP`).
-    Size4,
+    /// A 4-byte operation's operand does not fit in 32 bits (`EINVAL`).
+    WideOperand,
     /// The remote address is not aligned to the operand size (`EINVAL`).
     Misaligned,
     /// The device replies big-endian and the QP was created without
@@ -293,10 +293,9 @@ impl Refusal {
             | Self::BadSize
             | Self::Misaligned
             | Self::UnknownFlags
-            | Self::Reserved => errno::EINVAL,
-            Self::Size4 | Self::BeReplyNotAccepted | Self::NoStandard | Self::NoMasked => {
-                errno::EOPNOTSUPP
-            }
+            | Self::Reserved
+            | Self::WideOperand => errno::EINVAL,
+            Self::BeReplyNotAccepted | Self::NoStandard | Self::NoMasked => errno::EOPNOTSUPP,
         }
     }
 
@@ -305,7 +304,7 @@ impl Refusal {
         match self {
             Self::BadOpcode => "unknown opcode",
             Self::BadSize => "operand size must be 8 (or 4)",
-            Self::Size4 => "4-byte atomics are not carried out yet",
+            Self::WideOperand => "a 4-byte operation's operand does not fit in 32 bits",
             Self::Misaligned => "remote address not aligned to the operand size",
             Self::BeReplyNotAccepted => {
                 "the device replies big-endian: create the QP with MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY"
@@ -327,20 +326,120 @@ pub enum Plan {
     Emulate(MaskedOp),
 }
 
-/// Decides how `req` is carried out on a QP with `flags` of a device whose
-/// record is `record` (after any runtime downgrade), or why it is refused.
-pub fn plan(record: &Record, flags: QpFlags, req: &Request) -> Result<Plan, Refusal> {
+/// Where a 4-byte operation's operand lies in its aligned 8-byte word: the
+/// word's bits `shift..shift + 32`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Half {
+    /// 0 or 32.
+    pub shift: u32,
+}
+
+fn check_header(req: &Request) -> Result<(), Refusal> {
     if req.flags & !ATOMIC_FLAGS != 0 {
         return Err(Refusal::UnknownFlags);
     }
     if req.reserved != 0 {
         return Err(Refusal::Reserved);
     }
+    Ok(())
+}
+
+/// A 4-byte operation (MLNX_OFED's other size) as the 8-byte masked
+/// operation on its aligned word that has the same effect on its 4 bytes
+/// and leaves the other 4 alone, and the half whose bits are its response;
+/// an 8-byte request unchanged. The 4 bytes at `remote_addr` are the word's
+/// low half on a little-endian host (`host_big_endian` false) when
+/// `remote_addr` is 8-aligned, its high half at `remote_addr + 4`: the
+/// adapter computes on the word in host order, as every device whose reply
+/// is in host order (or converted to it) does.
+///
+/// Standard operations become masked ones: compare-and-swap compares and
+/// swaps the half only; fetch-and-add adds within the half (a field
+/// boundary at its top bit, and at the other half's, which adds 0). Masked
+/// ones keep their masks and field boundaries, shifted, with the half's
+/// top bit a boundary (a 32-bit add carries nothing out).
+pub fn widen(req: &Request, host_big_endian: bool) -> Result<(Request, Option<Half>), Refusal> {
+    if req.size != 4 {
+        return Ok((*req, None));
+    }
+    check_header(req)?;
+    let opcode = Opcode::from_raw(req.opcode).ok_or(Refusal::BadOpcode)?;
+    if req.remote_addr % 4 != 0 {
+        return Err(Refusal::Misaligned);
+    }
+    let fits = |v: u64| v <= u64::from(u32::MAX);
+    let used = match opcode {
+        Opcode::CmpSwap => [req.compare_add, req.swap, 0, 0],
+        Opcode::FetchAdd => [req.compare_add, 0, 0, 0],
+        Opcode::MaskedCmpSwap => [
+            req.compare_add,
+            req.compare_add_mask,
+            req.swap,
+            req.swap_mask,
+        ],
+        Opcode::MaskedFetchAdd => [req.compare_add, req.compare_add_mask, 0, 0],
+    };
+    if !used.iter().all(|&v| fits(v)) {
+        return Err(Refusal::WideOperand);
+    }
+    let upper = (req.remote_addr % 8 == 4) != host_big_endian;
+    let shift = if upper { 32 } else { 0 };
+    let half = u64::from(u32::MAX) << shift;
+    let tops = 1 << 31 | 1 << 63;
+    let (opcode, compare_add, compare_add_mask, swap, swap_mask) = match opcode {
+        Opcode::CmpSwap => (
+            Opcode::MaskedCmpSwap,
+            req.compare_add << shift,
+            half,
+            req.swap << shift,
+            half,
+        ),
+        Opcode::FetchAdd => (Opcode::MaskedFetchAdd, req.compare_add << shift, tops, 0, 0),
+        Opcode::MaskedCmpSwap => (
+            Opcode::MaskedCmpSwap,
+            req.compare_add << shift,
+            req.compare_add_mask << shift,
+            req.swap << shift,
+            req.swap_mask << shift,
+        ),
+        Opcode::MaskedFetchAdd => (
+            Opcode::MaskedFetchAdd,
+            req.compare_add << shift,
+            req.compare_add_mask << shift | tops,
+            0,
+            0,
+        ),
+    };
+    let wide = Request {
+        opcode: opcode as u32,
+        size: 8,
+        remote_addr: req.remote_addr & !7,
+        compare_add,
+        compare_add_mask,
+        swap,
+        swap_mask,
+        ..*req
+    };
+    Ok((wide, Some(Half { shift })))
+}
+
+/// The response of an operation from its word's `value`: the half's bits
+/// for a 4-byte operation ([`widen`]), the word otherwise.
+pub const fn narrow(value: u64, half: Option<Half>) -> u64 {
+    match half {
+        Some(h) => (value >> h.shift) & 0xffff_ffff,
+        None => value,
+    }
+}
+
+/// Decides how `req` (8-byte, as [`widen`] leaves it) is carried out on a
+/// QP with `flags` of a device whose record is `record` (after any runtime
+/// downgrade), or why it is refused.
+pub fn plan(record: &Record, flags: QpFlags, req: &Request) -> Result<Plan, Refusal> {
+    check_header(req)?;
     let op = req.op().ok_or(Refusal::BadOpcode)?;
-    match req.size {
-        8 => {}
-        4 => return Err(Refusal::Size4),
-        _ => return Err(Refusal::BadSize),
+    if req.size != 8 {
+        return Err(Refusal::BadSize);
     }
     if req.remote_addr % 8 != 0 {
         return Err(Refusal::Misaligned);
@@ -841,9 +940,8 @@ mod tests {
         r.opcode = 9;
         assert_eq!(plan(&cx3(), none, &r), Err(Refusal::BadOpcode));
         let mut r = req(Opcode::FetchAdd);
-        r.size = 4;
-        assert_eq!(plan(&cx3(), none, &r), Err(Refusal::Size4));
-        for size in [0, 1, 2, 3, 5, 16, u32::MAX] {
+        // A 4-byte request reaches the plan only widened.
+        for size in [0, 1, 2, 3, 4, 5, 16, u32::MAX] {
             r.size = size;
             assert_eq!(plan(&cx3(), none, &r), Err(Refusal::BadSize));
         }
@@ -852,13 +950,13 @@ mod tests {
             r.remote_addr = 0x1000 + off;
             assert_eq!(plan(&rxe(), none, &r), Err(Refusal::Misaligned));
         }
-        assert_eq!(Refusal::Size4.errno(), errno::EOPNOTSUPP);
+        assert_eq!(Refusal::WideOperand.errno(), errno::EINVAL);
         assert_eq!(Refusal::Misaligned.errno(), errno::EINVAL);
         assert_eq!(Refusal::BeReplyNotAccepted.errno(), 95);
         for x in [
             Refusal::BadOpcode,
             Refusal::BadSize,
-            Refusal::Size4,
+            Refusal::WideOperand,
             Refusal::Misaligned,
             Refusal::BeReplyNotAccepted,
             Refusal::NoStandard,
@@ -866,6 +964,140 @@ mod tests {
         ] {
             assert!(!x.text().is_empty());
         }
+    }
+
+    /// 4-byte operations, widened to the 8-byte masked operation on their
+    /// word: against the host's bit-serial 32-bit reference, on random
+    /// words and operands, for both halves and both host orders; the other
+    /// half never changes, and the response is the half's old value.
+    #[test]
+    fn narrow_operations_match_the_32_bit_reference() {
+        use crate::atomics::{reference, selftest::SplitMix64};
+        let mut rng = SplitMix64::new(4);
+        for i in 0..200_000u32 {
+            let word = rng.next_u64();
+            let (a, b, c, d) = (
+                rng.next_u64() as u32,
+                rng.next_u64() as u32,
+                rng.next_u64() as u32,
+                rng.next_u64() as u32,
+            );
+            let opcode = Opcode::ALL[(i % 4) as usize];
+            let upper_addr = i & 4 != 0;
+            let big = i & 8 != 0;
+            let r = Request {
+                opcode: opcode as u32,
+                size: 4,
+                remote_addr: 0x1000 + if upper_addr { 4 } else { 0 },
+                rkey: 7,
+                compare_add: a.into(),
+                compare_add_mask: c.into(),
+                swap: b.into(),
+                swap_mask: d.into(),
+                flags: ATOMIC_FENCE,
+                reserved: 0,
+            };
+            let (w, half) = widen(&r, big).unwrap();
+            let half = half.unwrap();
+            assert_eq!(
+                (w.size, w.remote_addr, w.rkey, w.flags),
+                (8, 0x1000, 7, ATOMIC_FENCE)
+            );
+            // The bytes at the address: the low half on a little-endian
+            // host at +0, the high half at +4; the reverse on a big one.
+            assert_eq!(half.shift, if upper_addr != big { 32 } else { 0 });
+            let old = narrow(word, Some(half)) as u32;
+            let want = match opcode {
+                Opcode::CmpSwap => reference::masked_cmp_swap32(old, a, !0, b, !0),
+                Opcode::FetchAdd => reference::masked_fetch_add32(old, a, 0),
+                Opcode::MaskedCmpSwap => reference::masked_cmp_swap32(old, a, c, b, d),
+                Opcode::MaskedFetchAdd => reference::masked_fetch_add32(old, a, c),
+            };
+            let m = match w.op().unwrap() {
+                AtomicOp::MaskedCmpSwap {
+                    compare,
+                    compare_mask,
+                    swap,
+                    swap_mask,
+                } => MaskedOp::CmpSwap {
+                    compare,
+                    compare_mask,
+                    swap,
+                    swap_mask,
+                },
+                AtomicOp::MaskedFetchAdd {
+                    add,
+                    field_boundary,
+                } => MaskedOp::FetchAdd {
+                    add,
+                    field_boundary,
+                },
+                other => panic!("{other:?} is not masked"),
+            };
+            let new = m.apply(word);
+            assert_eq!(narrow(new, Some(half)) as u32, want, "{r:?} on {word:#x}");
+            let other = Half {
+                shift: 32 - half.shift,
+            };
+            assert_eq!(narrow(new, Some(other)), narrow(word, Some(other)), "{r:?}");
+        }
+    }
+
+    #[test]
+    fn narrow_refusals() {
+        let mut r = req(Opcode::CmpSwap);
+        r.size = 4;
+        assert_eq!(
+            widen(&r, false).map(|(_, h)| h),
+            Ok(Some(Half { shift: 0 }))
+        );
+        r.remote_addr = 0x1004;
+        assert_eq!(
+            widen(&r, false).map(|(_, h)| h),
+            Ok(Some(Half { shift: 32 }))
+        );
+        for off in [1, 2, 3, 5, 6, 7] {
+            r.remote_addr = 0x1000 + off;
+            assert_eq!(widen(&r, false), Err(Refusal::Misaligned));
+        }
+        r.remote_addr = 0x1000;
+        r.swap = 1 << 32;
+        assert_eq!(widen(&r, false), Err(Refusal::WideOperand));
+        // Operands an opcode does not use may hold anything.
+        let mut f = req(Opcode::FetchAdd);
+        f.size = 4;
+        f.swap = u64::MAX;
+        f.compare_add_mask = u64::MAX;
+        assert!(widen(&f, false).is_ok());
+        f.compare_add = 1 << 32;
+        assert_eq!(widen(&f, false), Err(Refusal::WideOperand));
+        let mut m = req(Opcode::MaskedFetchAdd);
+        m.size = 4;
+        m.compare_add_mask = 1 << 40;
+        assert_eq!(widen(&m, false), Err(Refusal::WideOperand));
+        m.compare_add_mask = 0;
+        m.opcode = 9;
+        assert_eq!(widen(&m, false), Err(Refusal::BadOpcode));
+        m.flags = 2;
+        assert_eq!(widen(&m, false), Err(Refusal::UnknownFlags));
+        // 8-byte requests pass unchanged, whatever they hold.
+        let mut e = req(Opcode::MaskedCmpSwap);
+        e.remote_addr = 3;
+        assert_eq!(widen(&e, true), Ok((e, None)));
+        assert_eq!(narrow(0x1234_5678_9abc_def0, None), 0x1234_5678_9abc_def0);
+        // Widened, it is planned as a masked operation: native on cx3,
+        // emulated on rxe.
+        let none = QpFlags::default();
+        r.swap = 3;
+        let (w, _) = widen(&r, false).unwrap();
+        assert!(matches!(
+            plan(&cx3(), none, &w),
+            Ok(Plan::Direct(AtomicOp::MaskedCmpSwap { .. }))
+        ));
+        assert!(matches!(
+            plan(&rxe(), none, &w),
+            Ok(Plan::Emulate(MaskedOp::CmpSwap { .. }))
+        ));
     }
 
     #[test]

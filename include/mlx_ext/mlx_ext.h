@@ -93,6 +93,7 @@ enum mlx_ext_masked_mode {
 };
 
 /* Operand sizes, as a bit mask of sizes in bytes (MLNX_OFED's style) */
+#define MLX_EXT_ATOMIC_SIZE_4 BIT(2)	/* since 1.3 */
 #define MLX_EXT_ATOMIC_SIZE_8 BIT(3)
 
 /**
@@ -287,7 +288,9 @@ typedef void (*mlx_ext_atomic_done_t)(struct mlx_ext_atomic *op);
  *
  * Filled by the ULP (zero it first):
  * @opcode: enum mlx_ext_atomic_opcode
- * @size: operand size in bytes: 8 (4 returns -EOPNOTSUPP for now)
+ * @size: operand size in bytes: 8, or 4 (since 1.3): the 4 bytes at
+ *	  @remote_addr, carried out as the masked operation on their aligned
+ *	  8-byte word that changes only them; operands in their low 32 bits
  * @flags: MLX_EXT_ATOMIC_* bits (since 1.3); others must be zero
  * @remote_addr: the word's address, aligned to @size
  * @rkey: the remote key of the region holding it (remote atomic access)
@@ -355,8 +358,9 @@ struct mlx_ext_atomic {
  * this QP's operations included (with a @gfp that suits it).
  * Returns 0, or a negative errno and @op->done is not called: -EINVAL (a
  * bad opcode or size, a misaligned address, no @done, unknown @flags, a
- * non-zero @reserved, a ULP built against another header), -EOPNOTSUPP (4-byte
- * operands; masked atomics unavailable on the device, or standard ones not
+ * non-zero @reserved, a 4-byte operation's operand over 32 bits, a ULP
+ * built against another header), -EOPNOTSUPP (masked or 4-byte atomics
+ * unavailable on the device, or standard ones not
  * posted by its driver; a big-endian-reply device and a QP created without
  * MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY), -ESHUTDOWN (the QP is being
  * destroyed or detached), -ENOMEM, or what ib_post_send() returned.

@@ -8,7 +8,7 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 
 use super::{bindings, Client, Device};
-use crate::atomics::{wr::AtomicOp, AtomicReply};
+use crate::atomics::wr::AtomicOp;
 use core::{
     cell::UnsafeCell,
     mem::{offset_of, MaybeUninit},
@@ -407,8 +407,10 @@ pub struct Outcome {
     pub status: i32,
     /// The last work completion's status (`IB_WC_SUCCESS` if none failed).
     pub wc_status: u32,
-    /// The response (meaningful when `status` is 0).
-    pub reply: AtomicReply,
+    /// The response in host order (meaningful when `status` is 0).
+    pub response: u64,
+    /// The 8 bytes the adapter wrote, unconverted.
+    pub raw_response: u64,
     /// Work requests taken.
     pub attempts: u32,
 }
@@ -453,8 +455,8 @@ impl UlpOp {
         unsafe {
             (*p).status = out.status;
             (*p).wc_status = out.wc_status;
-            (*p).response = out.reply.value();
-            (*p).raw_response = out.reply.raw();
+            (*p).response = out.response;
+            (*p).raw_response = out.raw_response;
             (*p).attempts = out.attempts;
             if let Some(done) = (*p).done {
                 done(p);

@@ -679,10 +679,24 @@ out:
 	return 0;
 }
 
-/* The same random operations as run_atomics, through mlx_ext's API. */
+/* The kinds of run_api: as "atomics" std and masked, or 4-byte operations. */
+enum api_kind { API_STD, API_MASKED, API_NARROW };
+
+/* The bit shift of 4-byte half @h (at byte offset 4 * @h) of a word. */
+static unsigned int half_shift(unsigned int h)
+{
+	return (IS_ENABLED(CONFIG_CPU_BIG_ENDIAN) ? 1 - h : h) * 32;
+}
+
+/*
+ * The same random operations as run_atomics, through mlx_ext's API; with
+ * API_NARROW, 4-byte operations (standard or masked, by bit 11 of each
+ * draw) on the half of the word that bit 10 picks, as
+ * core/examples/ulp_digest.rs computes them.
+ */
 static int run_api(struct ib_device *dev, struct ib_device *dev_b,
-		   enum ib_poll_context poll, u64 seed, u32 count, bool masked,
-		   u32 flags)
+		   enum ib_poll_context poll, u64 seed, u32 count,
+		   enum api_kind kind, u32 flags)
 {
 	struct loop l = {};
 	const char *stage;
@@ -704,19 +718,29 @@ static int run_api(struct ib_device *dev, struct ib_device *dev_b,
 		u64 r = next_u64(&rng), a = next_u64(&rng), b = next_u64(&rng);
 		u64 c = next_u64(&rng), d = next_u64(&rng);
 		bool first = (r >> 8) & 1, take_mem = (r >> 9) & 1;
+		bool masked = kind == API_MASKED || (kind == API_NARROW && ((r >> 11) & 1));
+		unsigned int h = (r >> 10) & 1;
 		struct mlx_ext_atomic op = {};
 
 		w = r % NWORDS;
+		if (kind == API_NARROW) {
+			a = (u32)a;
+			b = (u32)b;
+			c = (u32)c;
+			d = (u32)d;
+		}
 		if (take_mem)
-			a = READ_ONCE(l.target[w]);
+			a = kind == API_NARROW ?
+			    (READ_ONCE(l.target[w]) >> half_shift(h)) & U32_MAX :
+			    READ_ONCE(l.target[w]);
 		if (masked)
 			op.opcode = first ? MLX_EXT_MASKED_CMP_SWP :
 					    MLX_EXT_MASKED_FETCH_ADD;
 		else
 			op.opcode = first ? MLX_EXT_ATOMIC_CMP_SWP :
 					    MLX_EXT_ATOMIC_FETCH_ADD;
-		op.size = 8;
-		op.remote_addr = word_addr(&l, w);
+		op.size = kind == API_NARROW ? 4 : 8;
+		op.remote_addr = word_addr(&l, w) + (kind == API_NARROW ? 4 * h : 0);
 		op.rkey = l.mr->rkey;
 		op.compare_add = a;
 		op.compare_add_mask = c;
@@ -728,9 +752,15 @@ static int run_api(struct ib_device *dev, struct ib_device *dev_b,
 			goto out;
 		}
 		/* The raw value is the adapter's bytes: big-endian exactly
-		 * when the QP accepted big-endian replies.
+		 * when the QP accepted big-endian replies; for a 4-byte
+		 * operation, of its whole word, whose half is the response.
 		 */
-		if (op.raw_response != ((flags & MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY) ?
+		if (kind == API_NARROW ?
+		    ((((flags & MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY) ?
+		       be64_to_cpu((__force __be64)op.raw_response) :
+		       op.raw_response) >> half_shift(h)) & U32_MAX) != op.response ||
+		    op.response > U32_MAX :
+		    op.raw_response != ((flags & MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY) ?
 					(__force u64)cpu_to_be64(op.response) :
 					op.response)) {
 			stage = "raw";
@@ -2402,7 +2432,9 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 		else if (strcmp(reply, "none"))
 			goto out;
 		ret = run_api(d->dev, d_b->dev, poll, seed, count,
-			      !strcmp(kind, "masked"), flags);
+			      !strcmp(kind, "narrow") ? API_NARROW :
+			      !strcmp(kind, "masked") ? API_MASKED : API_STD,
+			      flags);
 	} else if (!strcmp(cmd, "bench")) {
 		kind[0] = 0;
 		if (sscanf(buf, "%*s %*s %15s %u %15s", poll_s, &count, kind) < 2 ||

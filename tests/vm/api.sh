@@ -36,7 +36,15 @@ test_api_exact() {
 	# Standard CAS/FA through the API, and masked between two adapters.
 	api_run rxe0 workqueue 11 2000 std none 2000 2000 || return 1
 	api_run mlxsim1 softirq 11 2000 std be 2000 2000 || return 1
-	api_run mlxsim2:mlxsim0 workqueue 11 2000 masked none 2000 2008
+	api_run mlxsim2:mlxsim0 workqueue 11 2000 masked none 2000 2008 || return 1
+	# 4-byte operations (standard and masked, on either half of the word):
+	# one masked work request each on cx3 and Connect-IB, emulated on cx4
+	# and rxe0; the other half of each word never changes (the final memory
+	# is in the digest).
+	api_run mlxsim0 softirq 12 10000 narrow none 10000 10000 || return 1
+	api_run mlxsim1 workqueue 11 2000 narrow be 2000 2000 || return 1
+	api_run mlxsim2 unbound 11 2000 narrow none 2000 2008 || return 1
+	api_run rxe0 softirq 12 10000 narrow none 10000 10008
 }
 
 # apiflags DEV: the API's refusals and flag rules on DEV, on one line.
@@ -51,16 +59,18 @@ apiflags() {
 # take it out (ib_create_qp directly): every driver refuses it, so the
 # successes below prove mlx_ext took it out.
 test_api_flag_rules() {
-	common="direct_cq -22 size4 -95 size16 -22 misaligned -22 bad_opcode -22 no_done -22"
+	# sizes 12: 8- and 4-byte operands (MLX_EXT_ATOMIC_SIZE_8 | _4). A
+	# 4-byte operation is refused on connectib without the flag, as any.
+	common="size16 -22 misaligned -22 bad_opcode -22 no_done -22"
 	expect_eq "$(apiflags mlxsim1)" \
-		"query 0 caps 3 3 0 1 8 version 1 driver_sees_flag -95 fa_no_flag -95 fa_flag 0 mfa_no_flag -95 $common " \
+		"query 0 caps 3 3 0 1 12 version 1 driver_sees_flag -95 fa_no_flag -95 fa_flag 0 mfa_no_flag -95 direct_cq -22 size4 -95 $common " \
 		"connectib" || return 1
 	expect_eq "$(apiflags mlxsim0)" \
-		"query 0 caps 1 1 0 1 8 version 1 driver_sees_flag -95 fa_no_flag 0 fa_flag -22 mfa_no_flag 0 $common " \
+		"query 0 caps 1 1 0 1 12 version 1 driver_sees_flag -95 fa_no_flag 0 fa_flag -22 mfa_no_flag 0 direct_cq -22 size4 0 $common " \
 		"cx3" || return 1
 	for d in mlxsim2 rxe0; do
 		expect_eq "$(apiflags $d)" \
-			"query 0 caps 1 0 1 1 8 version 1 driver_sees_flag -95 fa_no_flag 0 fa_flag -22 mfa_no_flag 0 $common " \
+			"query 0 caps 1 0 1 1 12 version 1 driver_sees_flag -95 fa_no_flag 0 fa_flag -22 mfa_no_flag 0 direct_cq -22 size4 0 $common " \
 			"$d" || return 1
 	done
 	dmesg | grep -q "mlxsim1: atomics refused to a ULP: the device replies big-endian" ||
@@ -217,7 +227,7 @@ test_api_driver_lacks_opcodes() {
 		expect_eq "$(record mlxsim6)" "hca hca emulated" "after ($errno)" || return 1
 		grep -q "refused a masked atomic work request ($errno)" $IB/mlxsim6/mlx_ext/reason ||
 			{ echo "reason: $(cat $IB/mlxsim6/mlx_ext/reason)"; return 1; }
-		expect_eq "$(ulp 'apiflags mlxsim6' | sed -n 2p)" "caps 1 1 1 1 8" "caps after ($errno)" || return 1
+		expect_eq "$(ulp 'apiflags mlxsim6' | sed -n 2p)" "caps 1 1 1 1 12" "caps after ($errno)" || return 1
 		api_run mlxsim6 workqueue 11 2000 std none 2000 2000 || return 1
 		expect_eq "$(dmesg | grep -c "mlxsim6: the driver refused an atomic work request ($errno): masked_atomic_mode is now emulated")" 1 \
 			"logged once ($errno)" || return 1
