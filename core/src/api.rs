@@ -303,7 +303,7 @@ impl Refusal {
     pub const fn text(self) -> &'static str {
         match self {
             Self::BadOpcode => "unknown opcode",
-            Self::BadSize => "operand size must be 8 (or 4)",
+            Self::BadSize => "operand size must be 4 or 8",
             Self::WideOperand => "a 4-byte operation's operand does not fit in 32 bits",
             Self::Misaligned => "remote address not aligned to the operand size",
             Self::BeReplyNotAccepted => {

@@ -318,6 +318,16 @@ int mlx_ext_rs_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
  */
 int mlx_ext_rs_query_caps(struct ib_device *dev, struct mlx_ext_caps *caps);
 
+/*
+ * The unversioned calls of API 1.2 and earlier, which ULPs built against
+ * those headers call (rust/helpers/export.c); the public header's macros of
+ * the same names are kept out by the parentheses.
+ */
+int (mlx_ext_query_caps)(struct ib_device *dev, struct mlx_ext_caps *caps);
+int (mlx_ext_post_atomic)(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
+			  gfp_t gfp);
+int (mlx_ext_atomic)(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op);
+
 /**
  * mlx_ext_rs_abi_check - 0 if a ULP's call built with MLX_EXT_API_VERSION
  * @version and sizeof @size of a structure that is @ours bytes here may go

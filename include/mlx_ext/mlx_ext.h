@@ -18,8 +18,13 @@
  * receives the header's MLX_EXT_API_VERSION and the structure's sizeof:
  * another major version, a newer minor one than the loaded mlx_ext, or
  * another size is refused with -EINVAL and a message naming the caller.
- * A ULP built against 1.2 or earlier does not load (unknown symbols): it
- * must be rebuilt.
+ * The symbols carry the major version (mlx_ext_post_atomic_v1), so a ULP
+ * of another major does not load at all. When a structure grows within a
+ * major, the smaller size of an older minor will be accepted, and only
+ * that many bytes read and written. A ULP built against 1.2 or earlier
+ * calls the unversioned symbols of then, which stay (1.3 kept the
+ * structures' layout). struct mlx_ext_guid_event, which mlx_ext hands to
+ * notifiers, carries no size: it only grows at its end.
  *
  * Contexts (each function's kernel-doc says it again; the table is in
  * Documentation/ulp-api.rst, "Contexts and lifetimes"):
@@ -123,10 +128,10 @@ struct mlx_ext_caps {
  * it, which it logged, or its removal of @dev has begun).
  */
 #define mlx_ext_query_caps(dev, caps) \
-	mlx_ext_query_caps_v(dev, caps, MLX_EXT_API_VERSION, \
-			     sizeof(struct mlx_ext_caps))
-int mlx_ext_query_caps_v(struct ib_device *dev, struct mlx_ext_caps *caps,
-			 u32 api_version, size_t size);
+	mlx_ext_query_caps_v1(dev, caps, MLX_EXT_API_VERSION, \
+			      sizeof(struct mlx_ext_caps))
+int mlx_ext_query_caps_v1(struct ib_device *dev, struct mlx_ext_caps *caps,
+			  u32 api_version, size_t size);
 
 struct mlx_ext_qp;
 
@@ -317,12 +322,14 @@ typedef void (*mlx_ext_atomic_done_t)(struct mlx_ext_atomic *op);
  *          returned (-ENOMEM: send queue full; -EOPNOTSUPP)
  * @wc_status: the ib_wc_status of the last work completion (IB_WC_SUCCESS
  *             when @status is not from a completion)
- * @response: the word's value before the operation, in host order
+ * @response: the word's value before the operation, in host order (for a
+ *            4-byte operation, its 4 bytes' value, in the low 32 bits)
  * @raw_response: the 8 bytes the adapter wrote, unconverted: big-endian on
  *                a MLX_EXT_ATOMIC_HCA_REPLY_BE device, host order elsewhere
  *                (a native load of the reply buffer); for an emulated
  *                operation that shared a compare-and-swap and was not its
- *                first, the response in that same byte order
+ *                first, the word's value before it in that same byte
+ *                order; for a 4-byte operation, of its whole 8-byte word
  * @attempts: work requests the operation took part in (1 unless emulated)
  *
  * The structure belongs to mlx_ext from a successful mlx_ext_post_atomic()
@@ -375,10 +382,10 @@ struct mlx_ext_atomic {
  * Wait for @done where order matters.
  */
 #define mlx_ext_post_atomic(qp, op, gfp) \
-	mlx_ext_post_atomic_v(qp, op, gfp, MLX_EXT_API_VERSION, \
-			      sizeof(struct mlx_ext_atomic))
-int mlx_ext_post_atomic_v(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
-			  gfp_t gfp, u32 api_version, size_t size);
+	mlx_ext_post_atomic_v1(qp, op, gfp, MLX_EXT_API_VERSION, \
+			       sizeof(struct mlx_ext_atomic))
+int mlx_ext_post_atomic_v1(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
+			   gfp_t gfp, u32 api_version, size_t size);
 
 /**
  * mlx_ext_atomic - carry @op out on @qp and wait for it
@@ -395,10 +402,10 @@ int mlx_ext_post_atomic_v(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
  * Use mlx_ext_post_atomic() there.
  */
 #define mlx_ext_atomic(qp, op) \
-	mlx_ext_atomic_v(qp, op, MLX_EXT_API_VERSION, \
-			 sizeof(struct mlx_ext_atomic))
-int mlx_ext_atomic_v(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
-		     u32 api_version, size_t size);
+	mlx_ext_atomic_v1(qp, op, MLX_EXT_API_VERSION, \
+			  sizeof(struct mlx_ext_atomic))
+int mlx_ext_atomic_v1(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
+		      u32 api_version, size_t size);
 
 /*
  * GUID-change events of the VF GUID tables (since 1.1;

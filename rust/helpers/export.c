@@ -61,8 +61,8 @@ static bool mlx_ext_abi_ok(const char *fn, const char *type, u32 version,
 	return false;
 }
 
-int mlx_ext_query_caps_v(struct ib_device *dev, struct mlx_ext_caps *caps,
-			 u32 api_version, size_t size)
+int mlx_ext_query_caps_v1(struct ib_device *dev, struct mlx_ext_caps *caps,
+			  u32 api_version, size_t size)
 {
 	if (!mlx_ext_abi_ok("mlx_ext_query_caps", "struct mlx_ext_caps",
 			    api_version, size, sizeof(*caps),
@@ -70,7 +70,7 @@ int mlx_ext_query_caps_v(struct ib_device *dev, struct mlx_ext_caps *caps,
 		return -EINVAL;
 	return mlx_ext_rs_query_caps(dev, caps);
 }
-EXPORT_SYMBOL_GPL(mlx_ext_query_caps_v);
+EXPORT_SYMBOL_GPL(mlx_ext_query_caps_v1);
 
 static int mlx_ext_post(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 			gfp_t gfp)
@@ -96,8 +96,8 @@ static int mlx_ext_post(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 	return ret;
 }
 
-int mlx_ext_post_atomic_v(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
-			  gfp_t gfp, u32 api_version, size_t size)
+int mlx_ext_post_atomic_v1(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
+			   gfp_t gfp, u32 api_version, size_t size)
 {
 	if (!mlx_ext_abi_ok("mlx_ext_post_atomic", "struct mlx_ext_atomic",
 			    api_version, size, sizeof(*op),
@@ -105,7 +105,7 @@ int mlx_ext_post_atomic_v(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 		return -EINVAL;
 	return mlx_ext_post(qp, op, gfp);
 }
-EXPORT_SYMBOL_GPL(mlx_ext_post_atomic_v);
+EXPORT_SYMBOL_GPL(mlx_ext_post_atomic_v1);
 
 /*
  * mlx_ext_atomic(): the operation posted is a copy, with its completion, in
@@ -171,8 +171,8 @@ void mlx_ext_detach_qp(struct mlx_ext_qp *mqp)
 }
 EXPORT_SYMBOL_GPL(mlx_ext_detach_qp);
 
-int mlx_ext_atomic_v(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
-		     u32 api_version, size_t size)
+int mlx_ext_atomic_v1(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
+		      u32 api_version, size_t size)
 {
 	struct mlx_ext_sync_op *s;
 	const char *why;
@@ -224,7 +224,37 @@ int mlx_ext_atomic_v(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 	mlx_ext_sync_put(s);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(mlx_ext_atomic_v);
+EXPORT_SYMBOL_GPL(mlx_ext_atomic_v1);
+
+/*
+ * The calls of API 1.2 and earlier, which took no version: a ULP built
+ * against those headers calls these symbols and keeps working (1.x works
+ * with every later 1.y). Their structures are those of 1.2, whose layout
+ * and size 1.3 kept (1.2's reserved fields, which it had to zero, are
+ * 1.3's flags and reserved).
+ */
+#define MLX_EXT_API_1_2 ((1 << 16) | 2)
+
+/* (The parentheses keep the header's macros of the same names out.) */
+int (mlx_ext_query_caps)(struct ib_device *dev, struct mlx_ext_caps *caps)
+{
+	return mlx_ext_query_caps_v1(dev, caps, MLX_EXT_API_1_2, sizeof(*caps));
+}
+EXPORT_SYMBOL_GPL(mlx_ext_query_caps);
+
+int (mlx_ext_post_atomic)(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
+			  gfp_t gfp)
+{
+	return mlx_ext_post_atomic_v1(qp, op, gfp, MLX_EXT_API_1_2,
+				      sizeof(*op));
+}
+EXPORT_SYMBOL_GPL(mlx_ext_post_atomic);
+
+int (mlx_ext_atomic)(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op)
+{
+	return mlx_ext_atomic_v1(qp, op, MLX_EXT_API_1_2, sizeof(*op));
+}
+EXPORT_SYMBOL_GPL(mlx_ext_atomic);
 
 /* GUID-change events of the VF GUID tables (rust/vf_guids.rs). */
 static BLOCKING_NOTIFIER_HEAD(guid_notifiers);

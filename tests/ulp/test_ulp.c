@@ -844,13 +844,27 @@ static int plain_with_flag(struct ib_device *dev)
 }
 
 /*
+ * The calls of API 1.2 and earlier, which took no version: what a ULP
+ * built against those headers calls (the header now has macros by these
+ * names, hence the parentheses).
+ */
+int (mlx_ext_query_caps)(struct ib_device *dev, struct mlx_ext_caps *caps);
+int (mlx_ext_atomic)(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op);
+
+static void abi_done(struct mlx_ext_atomic *op)
+{
+}
+
+/*
  * One masked compare-and-swap on a fresh loopback of @dev through the
  * versioned call, as a ULP built against header @version with a structure
- * of @size bytes would make it, with @flags and @reserved; @sync picks
- * mlx_ext_atomic_v() over mlx_ext_post_atomic_v().
+ * of @size bytes would make it, with @flags and @reserved (and a done
+ * callback: only the contract may refuse it); @sync picks
+ * mlx_ext_atomic_v1() over mlx_ext_post_atomic_v1(), and @old the call of
+ * API 1.2 (@version and @size unused).
  */
 static int abi_one(struct ib_device *dev, u32 version, size_t size, u32 flags,
-		   u32 reserved, bool sync)
+		   u32 reserved, bool sync, bool old)
 {
 	struct mlx_ext_atomic op = {};
 	struct loop l = {};
@@ -870,11 +884,15 @@ static int abi_one(struct ib_device *dev, u32 version, size_t size, u32 flags,
 	op.swap_mask = 1;
 	op.flags = flags;
 	op.reserved = reserved;
-	if (sync)
-		err = mlx_ext_atomic_v(l.xqa, &op, version, size);
+	op.done = abi_done;
+	if (old)
+		err = (mlx_ext_atomic)(l.xqa, &op);
+	else if (sync)
+		err = mlx_ext_atomic_v1(l.xqa, &op, version, size);
 	else
-		err = mlx_ext_post_atomic_v(l.xqa, &op, GFP_KERNEL, version,
-					    size);
+		err = mlx_ext_post_atomic_v1(l.xqa, &op, GFP_KERNEL, version,
+					     size);
+	/* Destroying the QP waits for a posted operation: @op outlives it. */
 	loop_destroy(&l);
 	return err;
 }
@@ -883,7 +901,8 @@ static int abi_one(struct ib_device *dev, u32 version, size_t size, u32 flags,
  * The contract of the calls that take a structure (since 1.3): another
  * major version, a newer minor one and another size are refused with
  * -EINVAL (and a message naming this module); unknown flags and a
- * non-zero reserved field too; MLX_EXT_ATOMIC_FENCE is taken.
+ * non-zero reserved field too; MLX_EXT_ATOMIC_FENCE is taken; and the
+ * calls of 1.2, without a version, still work.
  */
 static int run_abi(struct ib_device *dev)
 {
@@ -896,22 +915,24 @@ static int run_abi(struct ib_device *dev)
 #define CASE(name, expr) \
 	(n += scnprintf(result + n, RESULT_MAX - n, "%s %d ", name, (expr)))
 	result[0] = 0;
-	CASE("query_major", mlx_ext_query_caps_v(dev, &caps, v + (1 << 16),
-						 sizeof(caps)));
-	CASE("query_newer", mlx_ext_query_caps_v(dev, &caps, v + 1,
-						 sizeof(caps)));
-	CASE("query_size", mlx_ext_query_caps_v(dev, &caps, v,
-						sizeof(caps) + 4));
-	CASE("query_older", mlx_ext_query_caps_v(dev, &caps, major,
-						 sizeof(caps)));
-	CASE("post_size", abi_one(dev, v, sz - 8, 0, 0, false));
-	CASE("post_major", abi_one(dev, v - (1 << 16), sz, 0, 0, false));
-	CASE("sync_size", abi_one(dev, v, sz + 8, 0, 0, true));
-	CASE("sync_newer", abi_one(dev, v + 1, sz, 0, 0, true));
-	CASE("reserved", abi_one(dev, v, sz, 0, 1, true));
-	CASE("flags", abi_one(dev, v, sz, 2, 0, true));
-	CASE("fence", abi_one(dev, v, sz, MLX_EXT_ATOMIC_FENCE, 0, true));
-	CASE("plain", abi_one(dev, v, sz, 0, 0, true));
+	CASE("query_major", mlx_ext_query_caps_v1(dev, &caps, v + (1 << 16),
+						  sizeof(caps)));
+	CASE("query_newer", mlx_ext_query_caps_v1(dev, &caps, v + 1,
+						  sizeof(caps)));
+	CASE("query_size", mlx_ext_query_caps_v1(dev, &caps, v,
+						 sizeof(caps) + 4));
+	CASE("query_older", mlx_ext_query_caps_v1(dev, &caps, major,
+						  sizeof(caps)));
+	CASE("query_1_2", (mlx_ext_query_caps)(dev, &caps));
+	CASE("post_size", abi_one(dev, v, sz - 8, 0, 0, false, false));
+	CASE("post_major", abi_one(dev, v - (1 << 16), sz, 0, 0, false, false));
+	CASE("sync_size", abi_one(dev, v, sz + 8, 0, 0, true, false));
+	CASE("sync_newer", abi_one(dev, v + 1, sz, 0, 0, true, false));
+	CASE("reserved", abi_one(dev, v, sz, 0, 1, true, false));
+	CASE("flags", abi_one(dev, v, sz, 2, 0, true, false));
+	CASE("fence", abi_one(dev, v, sz, MLX_EXT_ATOMIC_FENCE, 0, true, false));
+	CASE("plain", abi_one(dev, v, sz, 0, 0, true, false));
+	CASE("sync_1_2", abi_one(dev, 0, 0, 0, 0, true, true));
 #undef CASE
 	return 0;
 }

@@ -272,12 +272,13 @@ test_api_driver_lacks_opcodes() {
 # header's version and the structure's size travel with each call; another
 # major version, a newer minor one, another size, unknown flags and a
 # non-zero reserved field are refused with -EINVAL, the version mismatches
-# with a message naming the caller (the test ULP); an older minor is fine.
+# with a message naming the caller (the test ULP); an older minor is fine,
+# and so are the unversioned calls of API 1.2 that older ULPs make.
 # MLX_EXT_ATOMIC_FENCE puts IB_SEND_FENCE on the operation's work request:
 # natively on cx3 (one), on each compare-and-swap of an emulation on cx4;
 # operations without it are not fenced. modinfo shows the API version.
 test_api_abi_and_fence() {
-	want="query_major -22 query_newer -22 query_size -22 query_older 0 post_size -22 post_major -22 sync_size -22 sync_newer -22 reserved -22 flags -22 fence 0 plain 0 "
+	want="query_major -22 query_newer -22 query_size -22 query_older 0 query_1_2 0 post_size -22 post_major -22 sync_size -22 sync_newer -22 reserved -22 flags -22 fence 0 plain 0 sync_1_2 0 "
 	for dev in mlxsim0 mlxsim2; do
 		before=$(cat $SIMDBG/$dev/fenced_atomics)
 		expect_eq "$(ulp "abi $dev")" "$want" "$dev" || return 1
