@@ -88,7 +88,7 @@ test_headers_install() {
 		{ echo "version.h: $(cat "$dir/include/mlx_ext/version.h")"; return 1; }
 	# Every export of mlx_ext.ko, nothing else.
 	expect_eq "$(cut -f2 "$dir/Module.symvers" | sort | tr '\n' ' ')" \
-		"$(grep -o 'EXPORT_SYMBOL_GPL([a-z_]*)' "$MLX_EXT_ROOT/rust/helpers/export.c" |
+		"$(grep -o 'EXPORT_SYMBOL_GPL([a-z0-9_]*)' "$MLX_EXT_ROOT/rust/helpers/export.c" |
 			sed 's/.*(\(.*\))/\1/' | sort | tr '\n' ' ')" "symbols" || return 1
 }
 

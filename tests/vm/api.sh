@@ -41,10 +41,10 @@ test_api_exact() {
 	# one masked work request each on cx3 and Connect-IB, emulated on cx4
 	# and rxe0; the other half of each word never changes (the final memory
 	# is in the digest).
-	api_run mlxsim0 softirq 12 10000 narrow none 10000 10000 || return 1
-	api_run mlxsim1 workqueue 11 2000 narrow be 2000 2000 || return 1
-	api_run mlxsim2 unbound 11 2000 narrow none 2000 2008 || return 1
-	api_run rxe0 softirq 12 10000 narrow none 10000 10008
+	api_run mlxsim0 softirq 11 2000 narrow none 2000 2000 || return 1
+	api_run mlxsim1 workqueue 13 300 narrow be 300 300 || return 1
+	api_run mlxsim2 unbound 13 300 narrow none 300 308 || return 1
+	api_run rxe0 softirq 11 2000 narrow none 2000 2008
 }
 
 # apiflags DEV: the API's refusals and flag rules on DEV, on one line.
@@ -222,13 +222,13 @@ test_api_driver_lacks_opcodes() {
 		expect_eq "$(cat $knob)" "none 0" "knob after bad writes" || return 1
 		expect_eq "$(record mlxsim6)" "hca hca native" "before ($errno)" || return 1
 		echo "masked $errno" >$knob || return 1
-		api_run mlxsim6 softirq 11 2000 masked none 2000 2008 || return 1
+		api_run mlxsim6 softirq 13 300 masked none 300 308 || return 1
 		expect_eq "$(cat $knob)" "masked $errno 1" "one masked request reached the driver" || return 1
 		expect_eq "$(record mlxsim6)" "hca hca emulated" "after ($errno)" || return 1
 		grep -q "refused a masked atomic work request ($errno)" $IB/mlxsim6/mlx_ext/reason ||
 			{ echo "reason: $(cat $IB/mlxsim6/mlx_ext/reason)"; return 1; }
 		expect_eq "$(ulp 'apiflags mlxsim6' | sed -n 2p)" "caps 1 1 1 1 12" "caps after ($errno)" || return 1
-		api_run mlxsim6 workqueue 11 2000 std none 2000 2000 || return 1
+		api_run mlxsim6 workqueue 13 300 std none 300 300 || return 1
 		expect_eq "$(dmesg | grep -c "mlxsim6: the driver refused an atomic work request ($errno): masked_atomic_mode is now emulated")" 1 \
 			"logged once ($errno)" || return 1
 		objects_zero mlxsim6 || return 1
@@ -236,12 +236,12 @@ test_api_driver_lacks_opcodes() {
 
 		sim_new "8 cx4" || return 1
 		echo "fetch_add $errno" >$SIMDBG/mlxsim8/refuse_opcodes || return 1
-		api_run mlxsim8 softirq 11 2000 std none 2000 4000 || return 1
+		api_run mlxsim8 softirq 13 300 std none 300 600 || return 1
 		expect_eq "$(cat $SIMDBG/mlxsim8/refuse_opcodes)" "fetch_add $errno 1" "one fetch-and-add reached the driver" || return 1
 		expect_eq "$(record mlxsim8)" "hca none emulated" "fetch_add ($errno)" || return 1
 		grep -q "refused a fetch-and-add ($errno)" $IB/mlxsim8/mlx_ext/reason ||
 			{ echo "reason: $(cat $IB/mlxsim8/mlx_ext/reason)"; return 1; }
-		api_run mlxsim8 workqueue 11 2000 masked none 2000 2008 || return 1
+		api_run mlxsim8 workqueue 13 300 masked none 300 308 || return 1
 		objects_zero mlxsim8 || return 1
 		sim_del 8 || return 1
 
