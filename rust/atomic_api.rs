@@ -11,7 +11,7 @@
 use crate::{
     api::{self, errno, BatchWalk, GuessCache, Plan, QpFlags},
     atomics::{wr::AtomicOp, AtomicReply, Be64, MaskedOp, ReplyOrder},
-    caps::{AtomicCap, MaskedMode, Record, Refusals, WrClass},
+    caps::{errno_name, AtomicCap, MaskedMode, Record, Refusals, WrClass},
     ib::{
         sync::{Event, IrqSpinLock},
         ulp::{AtomicApi, Caps, Completion, Handler, Outcome, Pd, Qp, QpInit, Request, UlpOp},
@@ -111,7 +111,7 @@ impl DevState {
         pr_warn!(
             "{}: the driver refused an atomic work request ({}): masked_atomic_mode is now {}; {}\n",
             self.name,
-            if errno == errno::EINVAL { "EINVAL" } else { "EOPNOTSUPP" },
+            errno_name(errno),
             r.mode.name(),
             r.reasons
         );
@@ -315,7 +315,8 @@ impl ExtQp {
         }
         let (rkey, addr) = req.data().key();
         let fence = req.data().fence;
-        let class = class_of(op);
+        // Every `AtomicOp` is one of the four atomic opcodes.
+        let class = WrClass::of(op.to_wr().0).unwrap_or(WrClass::Masked);
         self.qp
             .post_atomic(req, op, addr, rkey, fence)
             .inspect(|()| self.dev.driver_accepted(class))
@@ -644,15 +645,6 @@ impl Handler for OpState {
 
 /// The API's implementation.
 pub struct Api;
-
-/// The class of an atomic work request, for [`DevState::driver_refused`].
-fn class_of(op: AtomicOp) -> WrClass {
-    match op {
-        AtomicOp::CmpSwap { .. } => WrClass::CmpSwap,
-        AtomicOp::FetchAdd { .. } => WrClass::FetchAdd,
-        AtomicOp::MaskedCmpSwap { .. } | AtomicOp::MaskedFetchAdd { .. } => WrClass::Masked,
-    }
-}
 
 fn errno_err(errno: i32) -> Error {
     Error::from_errno(-errno)

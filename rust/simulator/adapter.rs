@@ -688,14 +688,9 @@ impl Driver for Adapter {
     fn post_send(&self, qp: &Qp<Self>, wr: &SendWr<'_, Self>) -> Result {
         let opcode = WrOpcode::from_raw(wr.opcode).ok_or(EINVAL)?;
         fabric::post_check(self.shared.model, opcode).map_err(|e| Error::from_errno(-e.errno()))?;
-        if opcode.is_standard_atomic() || opcode.is_masked_atomic() {
+        if let Some(class) = WrClass::of(opcode) {
             let lacks =
                 OpcodeRefusal::unpack(self.shared.state.refuse_opcodes.load(Ordering::Acquire));
-            let class = match opcode {
-                WrOpcode::AtomicCmpAndSwp => WrClass::CmpSwap,
-                WrOpcode::AtomicFetchAndAdd => WrClass::FetchAdd,
-                _ => WrClass::Masked,
-            };
             if let Some(errno) = lacks.refuses(class) {
                 self.shared
                     .state
@@ -714,9 +709,7 @@ impl Driver for Adapter {
             // Already queued is fine: it runs the whole queue.
             let _ = self.wq.enqueue(shared.clone());
         }
-        if (opcode.is_standard_atomic() || opcode.is_masked_atomic())
-            && wr.send_flags & super::fabric::SEND_FENCE != 0
-        {
+        if WrClass::of(opcode).is_some() && wr.send_flags & super::fabric::SEND_FENCE != 0 {
             self.shared
                 .state
                 .fenced_atomics

@@ -179,6 +179,19 @@ pub enum WrClass {
 }
 
 impl WrClass {
+    /// The class of an atomic work request opcode; `None` for any other.
+    pub const fn of(opcode: crate::atomics::wr::WrOpcode) -> Option<Self> {
+        use crate::atomics::wr::WrOpcode;
+        match opcode {
+            WrOpcode::AtomicCmpAndSwp => Some(Self::CmpSwap),
+            WrOpcode::AtomicFetchAndAdd => Some(Self::FetchAdd),
+            WrOpcode::MaskedAtomicCmpAndSwp | WrOpcode::MaskedAtomicFetchAndAdd => {
+                Some(Self::Masked)
+            }
+            _ => None,
+        }
+    }
+
     /// Its bit in a set of classes.
     pub const fn bit(self) -> u32 {
         1 << self as u32
@@ -273,7 +286,8 @@ impl Reasons {
     }
 }
 
-fn errno_name(errno: i32) -> &'static str {
+/// The name of a refusal's errno: `EINVAL`, else `EOPNOTSUPP`.
+pub fn errno_name(errno: i32) -> &'static str {
     if errno == EINVAL {
         "EINVAL"
     } else {
@@ -914,6 +928,27 @@ mod tests {
         let r = cx3.with_refusals(all);
         assert_eq!(r.mode, MaskedMode::Unavailable);
         assert_eq!(r.reasons.to_string().matches("; ").count(), 2);
+    }
+
+    #[test]
+    fn classes_of_opcodes() {
+        use crate::atomics::wr::WrOpcode;
+        for op in WrOpcode::ALL {
+            let want = if op.is_masked_atomic() {
+                Some(WrClass::Masked)
+            } else if op == WrOpcode::AtomicCmpAndSwp {
+                Some(WrClass::CmpSwap)
+            } else if op == WrOpcode::AtomicFetchAndAdd {
+                Some(WrClass::FetchAdd)
+            } else {
+                None
+            };
+            assert_eq!(WrClass::of(op), want, "{op:?}");
+            assert_eq!(
+                WrClass::of(op).is_some(),
+                op.is_standard_atomic() || op.is_masked_atomic()
+            );
+        }
     }
 
     #[test]
