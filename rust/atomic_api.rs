@@ -14,7 +14,10 @@ use crate::{
     caps::{errno_name, AtomicCap, MaskedMode, Record, Refusals, WrClass},
     ib::{
         sync::{Event, IrqSpinLock},
-        ulp::{AtomicApi, Caps, Completion, Handler, Outcome, Pd, Qp, QpInit, Request, UlpOp},
+        ulp::{
+            AtomicApi, Caps, Completion, Handler, Outcome, Pd, Qp, QpInit, Request, RequestPool,
+            UlpOp,
+        },
         DeviceName,
     },
     new_irq_spinlock,
@@ -231,6 +234,9 @@ impl Chain {
 #[pin_data]
 pub struct ExtQp {
     qp: Qp,
+    /// Where its operations' requests come from: no allocation per
+    /// operation.
+    pool: RequestPool<OpState>,
     dev: Arc<DevState>,
     flags: QpFlags,
     #[pin]
@@ -249,9 +255,11 @@ const DETACH_WARN_MS: u32 = 10_000;
 
 impl ExtQp {
     fn new(dev: Arc<DevState>, qp: Qp, flags: QpFlags) -> Result<Arc<Self>> {
+        let pool = qp.request_pool()?;
         Arc::pin_init(
             pin_init!(ExtQp {
                 qp,
+                pool,
                 dev,
                 flags,
                 inner <- new_irq_spinlock!(
@@ -460,6 +468,9 @@ pub struct OpState {
     next: Chain,
     attempts: u32,
 }
+
+// A pool's chunk of 16 operations is one page.
+const _: () = assert!(crate::ib::request::chunk_bytes::<OpState>() <= 4096);
 
 impl OpState {
     fn key(&self) -> (u32, u64) {
@@ -857,7 +868,7 @@ unsafe impl AtomicApi for Api {
             next: Chain(None),
             attempts: 0,
         };
-        let request = Request::new(state, gfp)?;
+        let request = qp.pool.take(state, gfp)?;
         // On failure the request is dropped: the ULP's `done` is not called.
         let Some(op) = direct else {
             return qp.start_emulated(request).map_err(|(e, _)| e);

@@ -20,6 +20,12 @@
 //! `irq_locks_out_of_order OFF ON`: two [`crate::ib::sync::IrqSpinLock`]s
 //! taken in turn and released outer first: interrupts are still off while
 //! the inner one is held (OFF 1), and on again after it (ON 1).
+//!
+//! `request_pool` shows what the ULP API's request pools
+//! ([`crate::ib::request`]) did since the module loaded:
+//! `chunks_made N chunks_live N taken N`. A test compares them before and
+//! after a run: chunks are made per QP and per 16 operations pending at
+//! once, never per operation, and none is left when the QPs are gone.
 
 use crate::{
     atomics::selftest,
@@ -37,8 +43,9 @@ const MAX_CASES: u32 = 1_000_000;
 const ATOMICS_SELFTEST: u32 = 0;
 const SHOW_FILL: u32 = 1;
 const LAYER_SELFTEST: u32 = 2;
+const REQUEST_POOL: u32 = 3;
 
-const FILES: [File<'static>; 3] = [
+const FILES: [File<'static>; 4] = [
     File {
         name: c_str!("atomics_selftest"),
         mode: 0o600,
@@ -53,6 +60,11 @@ const FILES: [File<'static>; 3] = [
         name: c_str!("layer_selftest"),
         mode: 0o400,
         id: LAYER_SELFTEST,
+    },
+    File {
+        name: c_str!("request_pool"),
+        mode: 0o400,
+        id: REQUEST_POOL,
     },
 ];
 
@@ -111,6 +123,15 @@ impl DirOps for Selftest {
                 let (off, on) = irq_locks_out_of_order()?;
                 writeln!(out, "irq_locks_out_of_order {} {}", off as u8, on as u8)
                     .map_err(|_| ENOSPC)
+            }
+            REQUEST_POOL => {
+                let s = crate::ib::request::stats();
+                writeln!(
+                    out,
+                    "chunks_made {} chunks_live {} taken {}",
+                    s.chunks_made, s.chunks_live, s.taken
+                )
+                .map_err(|_| ENOSPC)
             }
             _ => Err(EINVAL),
         }

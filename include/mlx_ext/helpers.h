@@ -385,13 +385,23 @@ bool mlx_ext_ib_cq_usable(const struct ib_cq *cq);
 bool mlx_ext_ib_cq_cqe_model(const struct ib_cq *cq);
 
 /**
- * mlx_ext_ib_dma_map_reply - map the 8-byte reply buffer @buf for @dev to
- * write (DMA_FROM_DEVICE) at *@addr; 0 or -ENOMEM
+ * mlx_ext_ib_dma_map_replies - map the @len bytes of reply buffers at @buf
+ * for @dev to write (DMA_FROM_DEVICE) at *@addr, once for all their uses;
+ * 0 or -ENOMEM
  */
-int mlx_ext_ib_dma_map_reply(struct ib_device *dev, void *buf, u64 *addr);
+int mlx_ext_ib_dma_map_replies(struct ib_device *dev, void *buf, size_t len,
+			       u64 *addr);
 
-/** mlx_ext_ib_dma_unmap_reply - undo mlx_ext_ib_dma_map_reply() */
-void mlx_ext_ib_dma_unmap_reply(struct ib_device *dev, u64 addr);
+/** mlx_ext_ib_dma_unmap_replies - undo mlx_ext_ib_dma_map_replies() */
+void mlx_ext_ib_dma_unmap_replies(struct ib_device *dev, u64 addr, size_t len);
+
+/**
+ * mlx_ext_ib_dma_sync_reply - hand the 8-byte reply at @addr (inside a
+ * mapping of mlx_ext_ib_dma_map_replies()) to the device before a work
+ * request that writes it is posted (@for_cpu false), or back to the CPU
+ * after its completion (@for_cpu true)
+ */
+void mlx_ext_ib_dma_sync_reply(struct ib_device *dev, u64 addr, bool for_cpu);
 
 /*
  * The simulator's bus (mlx_ext_sim.ko only): /sys/bus/mlx_ext_sim/ with the

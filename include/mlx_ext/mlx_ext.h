@@ -358,8 +358,9 @@ struct mlx_ext_atomic {
 
 /**
  * mlx_ext_post_atomic - start @op on @qp; @op->done tells the outcome
- * @gfp: for mlx_ext's own state of the operation (GFP_ATOMIC where the
- *       caller cannot sleep)
+ * @gfp: for the QP's pool of mlx_ext's per-operation state, when more
+ *       operations are pending at once than it holds and it grows by 16
+ *       (GFP_ATOMIC where the caller cannot sleep); no allocation otherwise
  *
  * Context: any context ib_post_send() may be called from, @op->done of
  * this QP's operations included (with a @gfp that suits it).

@@ -177,15 +177,25 @@ bool mlx_ext_ib_cq_cqe_model(const struct ib_cq *cq)
 	return cq && cq->wc;
 }
 
-int mlx_ext_ib_dma_map_reply(struct ib_device *dev, void *buf, u64 *addr)
+int mlx_ext_ib_dma_map_replies(struct ib_device *dev, void *buf, size_t len,
+			       u64 *addr)
 {
-	*addr = ib_dma_map_single(dev, buf, sizeof(u64), DMA_FROM_DEVICE);
+	*addr = ib_dma_map_single(dev, buf, len, DMA_FROM_DEVICE);
 	return ib_dma_mapping_error(dev, *addr) ? -ENOMEM : 0;
 }
 
-void mlx_ext_ib_dma_unmap_reply(struct ib_device *dev, u64 addr)
+void mlx_ext_ib_dma_unmap_replies(struct ib_device *dev, u64 addr, size_t len)
 {
-	ib_dma_unmap_single(dev, addr, sizeof(u64), DMA_FROM_DEVICE);
+	ib_dma_unmap_single(dev, addr, len, DMA_FROM_DEVICE);
+}
+
+void mlx_ext_ib_dma_sync_reply(struct ib_device *dev, u64 addr, bool for_cpu)
+{
+	if (for_cpu)
+		ib_dma_sync_single_for_cpu(dev, addr, sizeof(u64), DMA_FROM_DEVICE);
+	else
+		ib_dma_sync_single_for_device(dev, addr, sizeof(u64),
+					      DMA_FROM_DEVICE);
 }
 
 /* IFLA_VF_IB_NODE_GUID: 0, IFLA_VF_IB_PORT_GUID: 1, anything else -1. */

@@ -31,6 +31,9 @@ mod file;
 /// What the VF GUID tables need of ib_core: mlx_ext.ko only.
 #[cfg(not(mlx_ext_provider))]
 pub mod iov;
+/// The ULP API's pooled work requests: mlx_ext.ko only.
+#[cfg(not(mlx_ext_provider))]
+pub mod request;
 pub mod sync;
 pub mod sysfs;
 /// The ULP API's verbs and entry points: mlx_ext.ko only.

@@ -7,12 +7,12 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 
+pub use super::request::{Completion, Handler, Request, RequestPool};
 use super::{bindings, Client, Device};
 use crate::atomics::wr::AtomicOp;
 use core::{
-    cell::UnsafeCell,
-    mem::{offset_of, MaybeUninit},
-    ptr::{addr_of_mut, NonNull},
+    mem::MaybeUninit,
+    ptr::NonNull,
     sync::atomic::{AtomicBool, Ordering},
 };
 use kernel::{
@@ -191,31 +191,10 @@ impl Qp {
         rkey: u32,
         fence: bool,
     ) -> core::result::Result<(), (Error, Request<T>)> {
-        let dev = self.device_raw();
-        let inner = KBox::into_raw(req.0);
-        // SAFETY: `inner` is the valid, exclusively owned request made by
-        // `Request::new`; nothing else refers to it until it is posted. The
-        // field pointers are derived from `inner` itself, so that the
-        // completion may go back from `cqe` to the whole request.
-        let (reply, cqe) = unsafe {
-            let reply = UnsafeCell::raw_get(addr_of_mut!((*inner).reply.0));
-            let cqe = Opaque::raw_get(addr_of_mut!((*inner).cqe));
-            reply.write(0);
-            (*cqe).done = Some(done_callback::<T>);
-            (*inner).dev = dev;
-            (reply, cqe)
-        };
-        let mut dma = 0u64;
-        // SAFETY: `reply` is 8 writable bytes in their own cache line that
-        // live until the completion (or the failure below) unmaps them.
-        let ret =
-            to_result(unsafe { bindings::mlx_ext_ib_dma_map_reply(dev, reply.cast(), &mut dma) });
-        if let Err(e) = ret {
-            // SAFETY: not posted: still ours, from `KBox::into_raw` above.
-            return Err((e, Request(unsafe { KBox::from_raw(inner) })));
-        }
-        // SAFETY: as above.
-        unsafe { (*inner).dma = dma };
+        let (dev, dma) = req.reply_dma();
+        // SAFETY: the reply is in a mapping of its pool on `dev`, free until
+        // this work request completes.
+        unsafe { bindings::mlx_ext_ib_dma_sync_reply(dev, dma, false) };
         let (opcode, compare_add, compare_add_mask, swap, swap_mask) = op.to_wr();
         let mut sge = bindings::ib_sge {
             addr: dma,
@@ -226,7 +205,7 @@ impl Qp {
         // SAFETY: all-zero is a valid `ib_atomic_wr` (no next, no SGE).
         let mut wr: bindings::ib_atomic_wr = unsafe { MaybeUninit::zeroed().assume_init() };
         wr.wr.opcode = opcode as u32;
-        wr.wr.__bindgen_anon_1.wr_cqe = cqe;
+        wr.wr.__bindgen_anon_1.wr_cqe = req.cqe();
         wr.wr.send_flags = bindings::ib_send_flags_IB_SEND_SIGNALED
             | if fence {
                 bindings::ib_send_flags_IB_SEND_FENCE
@@ -241,16 +220,24 @@ impl Qp {
         wr.compare_add_mask = compare_add_mask;
         wr.swap = swap;
         wr.swap_mask = swap_mask;
+        let cqe = req.into_posted();
         // SAFETY: the QP is valid; `wr` and `sge` live across the call
         // (drivers copy them); the `ib_cqe` lives until its completion.
         let ret = to_result(unsafe { bindings::mlx_ext_ib_post_send(self.raw.as_ptr(), &wr.wr) });
         if let Err(e) = ret {
-            // SAFETY: the driver refused it: unmap, and it is ours again.
-            unsafe { bindings::mlx_ext_ib_dma_unmap_reply(dev, dma) };
-            // SAFETY: as above.
-            return Err((e, Request(unsafe { KBox::from_raw(inner) })));
+            // SAFETY: the driver refused it: it is ours again, taken back
+            // once.
+            return Err((e, unsafe { Request::from_posted(cqe) }));
         }
         Ok(())
+    }
+
+    /// A pool for the requests posted on this QP (see
+    /// [`super::request`]), with room for a first few. Process context.
+    pub fn request_pool<T: Handler>(&self) -> Result<RequestPool<T>> {
+        // SAFETY: the QP's device is registered and outlives the QP, whose
+        // requests all complete before it is destroyed or detached.
+        unsafe { RequestPool::new(self.device_raw()) }
     }
 
     /// Moves the QP to ERR and drains it (every work request posted on it
@@ -290,115 +277,6 @@ impl Drop for Qp {
     fn drop(&mut self) {
         self.destroy();
     }
-}
-
-/// The reply buffer of a request, in a DMA cache line of its own (128 bytes
-/// covers every architecture's `ARCH_DMA_MINALIGN`; kmalloc aligns the
-/// allocation to it): the adapter writes it by DMA while the CPU writes the
-/// rest of the request.
-#[repr(C, align(128))]
-struct ReplyBuf(UnsafeCell<u64>);
-
-#[repr(C)]
-struct RequestInner<T> {
-    /// Its size is its alignment: the fields below are in other lines.
-    reply: ReplyBuf,
-    cqe: Opaque<bindings::ib_cqe>,
-    dma: u64,
-    dev: *mut bindings::ib_device,
-    data: T,
-}
-
-/// A work request's own state while it is posted: its `ib_cqe`, its reply
-/// buffer, and the caller's `T`.
-pub struct Request<T: Handler>(KBox<RequestInner<T>>);
-
-// SAFETY: besides `T` (which is `Send`), a request holds the device pointer
-// its reply was mapped on, used only to unmap it at completion, from
-// whichever thread completes it; the device outlives its QPs' requests.
-unsafe impl<T: Handler> Send for Request<T> {}
-
-impl<T: Handler> Request<T> {
-    /// Allocates a request holding `data`.
-    pub fn new(data: T, gfp: Flags) -> Result<Self> {
-        Ok(Self(KBox::new(
-            RequestInner {
-                reply: ReplyBuf(UnsafeCell::new(0)),
-                cqe: Opaque::uninit(),
-                dma: 0,
-                dev: core::ptr::null_mut(),
-                data,
-            },
-            gfp,
-        )?))
-    }
-
-    /// The caller's state.
-    pub fn data(&self) -> &T {
-        &self.0.data
-    }
-
-    /// The caller's state, mutably.
-    pub fn data_mut(&mut self) -> &mut T {
-        &mut self.0.data
-    }
-
-    /// Frees the request, returning the caller's state.
-    pub fn into_data(self) -> T {
-        KBox::into_inner(self.0).data
-    }
-}
-
-/// The outcome of a posted work request.
-#[derive(Clone, Copy)]
-pub struct Completion {
-    /// `enum ib_wc_status`.
-    pub status: u32,
-    /// The reply buffer as the adapter left it (meaningful on success).
-    pub raw_reply: u64,
-}
-
-/// What happens when a [`Request`] completes.
-pub trait Handler: Sized + Send + 'static {
-    /// Called once per posted request, from the send CQ's context (softirq
-    /// or work item): may post again, may not sleep.
-    fn done(req: Request<Self>, completion: Completion);
-}
-
-/// `ib_cqe.done` of every request posted by [`Qp::post_atomic`].
-///
-/// # Safety
-///
-/// Called by ib_core's CQ code only, with a work completion whose `wr_cqe`
-/// is the `cqe` of a `RequestInner<T>` posted by `Qp::post_atomic`.
-unsafe extern "C" fn done_callback<T: Handler>(
-    _cq: *mut bindings::ib_cq,
-    wc: *mut bindings::ib_wc,
-) {
-    // SAFETY: ib_core passes a valid work completion.
-    let wc = unsafe { &*wc };
-    // SAFETY: every completion of a signalled send work request carries the
-    // `wr_cqe` it was posted with (`wr_id` is the other member of the union).
-    let cqe = unsafe { wc.__bindgen_anon_1.wr_cqe };
-    // SAFETY: `cqe` is the `cqe` field of a `RequestInner<T>` made by
-    // `KBox::into_raw` in `post_atomic`; it completes exactly once.
-    let inner =
-        unsafe { cqe.cast::<u8>().sub(offset_of!(RequestInner<T>, cqe)) }.cast::<RequestInner<T>>();
-    // SAFETY: mapped by `post_atomic`, on this device; the adapter is done
-    // with the buffer (the work request completed).
-    unsafe { bindings::mlx_ext_ib_dma_unmap_reply((*inner).dev, (*inner).dma) };
-    // SAFETY: the buffer is valid; read after the unmap made the device's
-    // write visible. Volatile: the adapter wrote it behind the compiler.
-    let raw_reply = unsafe { core::ptr::read_volatile((*inner).reply.0.get()) };
-    // SAFETY: posted once, completed once: ours again.
-    let req = Request(unsafe { KBox::from_raw(inner) });
-    T::done(
-        req,
-        Completion {
-            status: wc.status,
-            raw_reply,
-        },
-    );
 }
 
 /// The outcome a ULP's operation gets.

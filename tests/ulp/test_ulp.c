@@ -54,6 +54,11 @@
  *   burst DEV POLL N
  *	N (up to 8) masked fetch-and-adds posted at once on one word from one
  *	QP, 50 times (run_burst): "ok ops O attempts A word W" or "bad ...".
+ *   flight DEV POLL DEPTH OPS KIND
+ *	DEPTH (up to 256) operations kept in flight on one QP, each reposted
+ *	from its done callback, until OPS are done (run_flight): KIND masked
+ *	(masked FA of 1 on the low 32-bit field of a word) or std (FA of 1).
+ *	"ok ops O ns_per_op T attempts A", "bad ..." or "err STAGE CODE".
  *   guidinfo DEV PORT METHOD BLOCK MASK [GUID...]
  *	One GuidInfoRecord query through ib_sa (ib_sa_guid_info_rec_query,
  *	1 s timeout), as mlx4's alias GUID code sends them: METHOD set or
@@ -165,6 +170,12 @@ struct loop {
 	bool reply_mapped;
 	/* API operations "hold" posted on xqa whose done has not run */
 	atomic_t pending;
+	/* Set before loop_setup_api(), or 0 for 16 and 1: qa's send queue
+	 * (and the CQs, twice it), and the RDMA reads and atomics each QP may
+	 * have outstanding (capped by both devices' attributes).
+	 */
+	u32 sq_depth;
+	u8 rd_atomic;
 };
 
 struct op {
@@ -267,7 +278,8 @@ static int fill_av(struct ib_device *src, struct ib_device *dst,
 	return -ENOENT;
 }
 
-static int connect_qp(struct ib_qp *qp, struct ib_qp *dest, int access, bool *live)
+static int connect_qp(struct ib_qp *qp, struct ib_qp *dest, int access, u8 rd_atomic,
+		      bool *live)
 {
 	struct ib_qp_attr a = {};
 	int ret;
@@ -286,7 +298,7 @@ static int connect_qp(struct ib_qp *qp, struct ib_qp *dest, int access, bool *li
 	a.path_mtu = IB_MTU_1024;
 	a.dest_qp_num = dest->qp_num;
 	a.rq_psn = 0;
-	a.max_dest_rd_atomic = 1;
+	a.max_dest_rd_atomic = rd_atomic;
 	a.min_rnr_timer = 12;
 	ret = fill_av(qp->device, dest->device, &a.ah_attr);
 	if (ret)
@@ -302,7 +314,7 @@ static int connect_qp(struct ib_qp *qp, struct ib_qp *dest, int access, bool *li
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
+	a.max_rd_atomic = rd_atomic;
 	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
 				     IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
 				     IB_QP_MAX_QP_RD_ATOMIC);
@@ -464,7 +476,7 @@ static int loop_register(struct loop *l, int access)
  * says when @xqp is given).
  */
 static const char *side_setup(struct ib_device *dev, enum ib_poll_context poll,
-			      struct ib_pd **pd, struct ib_cq **cq,
+			      u32 sq_depth, struct ib_pd **pd, struct ib_cq **cq,
 			      struct ib_qp **qp, struct mlx_ext_qp **xqp,
 			      u32 api_flags, int *err)
 {
@@ -476,7 +488,7 @@ static const char *side_setup(struct ib_device *dev, enum ib_poll_context poll,
 		*pd = NULL;
 		return "pd";
 	}
-	*cq = ib_alloc_cq(dev, NULL, 64, 0, poll);
+	*cq = ib_alloc_cq(dev, NULL, max(64U, 2 * sq_depth), 0, poll);
 	if (IS_ERR(*cq)) {
 		*err = PTR_ERR(*cq);
 		*cq = NULL;
@@ -484,7 +496,7 @@ static const char *side_setup(struct ib_device *dev, enum ib_poll_context poll,
 	}
 	init.send_cq = *cq;
 	init.recv_cq = *cq;
-	init.cap.max_send_wr = 16;
+	init.cap.max_send_wr = sq_depth;
 	init.cap.max_recv_wr = 4;
 	init.cap.max_send_sge = 1;
 	init.cap.max_recv_sge = 1;
@@ -519,7 +531,12 @@ static const char *loop_setup_api(struct loop *l, struct ib_device *dev,
 				  u32 api_flags, int *err)
 {
 	const char *stage;
+	u32 sq = l->sq_depth ? l->sq_depth : 16;
+	u8 rd = l->rd_atomic ? l->rd_atomic : 1;
 
+	rd = min3(rd, (u8)min(dev->attrs.max_qp_init_rd_atom, dev->attrs.max_qp_rd_atom),
+		  (u8)min(dev_b->attrs.max_qp_init_rd_atom, dev_b->attrs.max_qp_rd_atom));
+	rd = max_t(u8, rd, 1);
 	l->mode = qp_mode;
 	l->dev = dev;
 	l->dev_b = dev_b;
@@ -529,16 +546,16 @@ static const char *loop_setup_api(struct loop *l, struct ib_device *dev,
 	*err = -ENOMEM;
 	if (!l->target || !l->reply)
 		return "alloc";
-	stage = side_setup(dev, poll, &l->pd, &l->cq, &l->qa,
+	stage = side_setup(dev, poll, sq, &l->pd, &l->cq, &l->qa,
 			   api ? &l->xqa : NULL, api_flags, err);
 	if (stage)
 		return stage;
-	stage = side_setup(dev_b, poll, &l->pd_b, &l->cq_b, &l->qb, NULL, 0, err);
+	stage = side_setup(dev_b, poll, 16, &l->pd_b, &l->cq_b, &l->qb, NULL, 0, err);
 	if (stage)
 		return stage;
-	*err = connect_qp(l->qa, l->qb, qp_access, &l->qa_live);
+	*err = connect_qp(l->qa, l->qb, qp_access, rd, &l->qa_live);
 	if (!*err)
-		*err = connect_qp(l->qb, l->qa, qp_access, &l->qb_live);
+		*err = connect_qp(l->qb, l->qa, qp_access, rd, &l->qb_live);
 	if (*err)
 		return "connect";
 	sg_init_one(&l->sg, l->target, PAGE_SIZE);
@@ -1291,10 +1308,10 @@ static const char *contend_setup(struct contend_set *cs, struct ib_device *dev,
 			return "qp";
 		}
 		ct->qb = qb;
-		*err = connect_qp(mlx_ext_qp_ib(ct->xq), ct->qb, ALL_ACCESS,
+		*err = connect_qp(mlx_ext_qp_ib(ct->xq), ct->qb, ALL_ACCESS, 1,
 				  &ct->qa_live);
 		if (!*err)
-			*err = connect_qp(ct->qb, mlx_ext_qp_ib(ct->xq), ALL_ACCESS,
+			*err = connect_qp(ct->qb, mlx_ext_qp_ib(ct->xq), ALL_ACCESS, 1,
 					  &ct->qb_live);
 		if (*err)
 			return "connect";
@@ -1763,6 +1780,143 @@ out:
 	kfree(b);
 	if (stage && strcmp(stage, "bad"))
 		snprintf(result, RESULT_MAX, "err %s %d\n", stage, err);
+	return 0;
+}
+
+/*
+ * flight: @depth operations kept in flight on one QP, each reposted from
+ * its done callback (GFP_ATOMIC there) until @ops have been posted: the
+ * asynchronous path, and the request pool's growth and reuse. Masked: a
+ * masked fetch-and-add of 1 on the low 32-bit field of word 0 (a boundary
+ * at bit 31); std: a fetch-and-add of 1. Each QP may have up to @depth
+ * atomics outstanding at the responder (capped by the devices). Afterwards
+ * the field holds @ops and the rest of the word is untouched.
+ */
+#define FLIGHT_MAX 256
+
+struct flight {
+	struct loop l;
+	struct mlx_ext_atomic op[FLIGHT_MAX];
+	bool masked;
+	atomic_t to_post;	/* posts left */
+	atomic_t inflight;	/* posted and not done, plus the starter's */
+	atomic_t ok;
+	atomic_t err;		/* the first error */
+	atomic64_t attempts;
+	struct completion all;
+};
+
+static void flight_fill(struct flight *f, struct mlx_ext_atomic *op);
+
+static void flight_put(struct flight *f)
+{
+	if (atomic_dec_and_test(&f->inflight))
+		complete(&f->all);
+}
+
+/* Posts @op if posts are left and nothing failed; false if it did not. */
+static bool flight_post(struct flight *f, struct mlx_ext_atomic *op, gfp_t gfp)
+{
+	int err;
+
+	if (atomic_read(&f->err) || atomic_dec_return(&f->to_post) < 0)
+		return false;
+	flight_fill(f, op);
+	atomic_inc(&f->inflight);
+	err = mlx_ext_post_atomic(f->l.xqa, op, gfp);
+	if (err) {
+		atomic_cmpxchg(&f->err, 0, err);
+		flight_put(f);
+		return false;
+	}
+	return true;
+}
+
+static void flight_done(struct mlx_ext_atomic *op)
+{
+	struct flight *f = op->context;
+
+	atomic64_add(op->attempts, &f->attempts);
+	if (op->status)
+		atomic_cmpxchg(&f->err, 0, op->status);
+	else
+		atomic_inc(&f->ok);
+	/* Before this one's put, so that inflight cannot reach 0 early. */
+	flight_post(f, op, GFP_ATOMIC);
+	flight_put(f);
+}
+
+static void flight_fill(struct flight *f, struct mlx_ext_atomic *op)
+{
+	memset(op, 0, sizeof(*op));
+	op->opcode = f->masked ? MLX_EXT_MASKED_FETCH_ADD : MLX_EXT_ATOMIC_FETCH_ADD;
+	op->size = 8;
+	op->remote_addr = word_addr(&f->l, 0);
+	op->rkey = f->l.mr->rkey;
+	op->compare_add = 1;
+	op->compare_add_mask = f->masked ? 1ULL << 31 : 0;
+	op->done = flight_done;
+	op->context = f;
+}
+
+#define FLIGHT_HIGH 0x5a5a5a5a00000000ULL
+
+static int run_flight(struct ib_device *dev, enum ib_poll_context poll, u32 depth,
+		      u32 ops, const char *kind)
+{
+	const char *stage = NULL;
+	struct flight *f;
+	u64 t0, ns, word;
+	int err = 0;
+	u32 i;
+
+	if (!depth || depth > FLIGHT_MAX || !ops || ops > 10000000 ||
+	    poll == IB_POLL_DIRECT || (strcmp(kind, "masked") && strcmp(kind, "std")))
+		return -EINVAL;
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	f->masked = !strcmp(kind, "masked");
+	f->l.sq_depth = depth;
+	f->l.rd_atomic = min_t(u32, depth, U8_MAX);
+	stage = loop_setup_api(&f->l, dev, dev, poll, ALL_ACCESS, ALL_ACCESS, true, 0,
+			       &err);
+	if (stage)
+		goto out;
+	WRITE_ONCE(f->l.target[0], FLIGHT_HIGH);
+	atomic_set(&f->to_post, ops);
+	atomic_set(&f->inflight, 1);
+	init_completion(&f->all);
+	t0 = ktime_get_ns();
+	for (i = 0; i < depth; i++)
+		if (!flight_post(f, &f->op[i], GFP_KERNEL))
+			break;
+	flight_put(f);
+	if (!wait_for_completion_timeout(&f->all, msecs_to_jiffies(120000))) {
+		/* Still in flight: leak f rather than free it under them. */
+		snprintf(result, RESULT_MAX, "err timeout %d\n", -ETIMEDOUT);
+		return 0;
+	}
+	ns = ktime_get_ns() - t0;
+	err = atomic_read(&f->err);
+	if (err) {
+		stage = "op";
+		goto out;
+	}
+	word = READ_ONCE(f->l.target[0]);
+	if (atomic_read(&f->ok) != ops || word != (FLIGHT_HIGH | ops)) {
+		snprintf(result, RESULT_MAX, "bad ok %d word %016llx\n",
+			 atomic_read(&f->ok), word);
+		goto free;
+	}
+	snprintf(result, RESULT_MAX, "ok ops %u ns_per_op %llu attempts %lld\n", ops,
+		 div_u64(ns, ops), (s64)atomic64_read(&f->attempts));
+out:
+	if (stage)
+		snprintf(result, RESULT_MAX, "err %s %d\n", stage, err);
+free:
+	loop_destroy(&f->l);
+	kfree(f);
 	return 0;
 }
 
@@ -2468,6 +2622,13 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 			goto out;
 		result[0] = 0;
 		ret = run_burst(d->dev, poll, count);
+	} else if (!strcmp(cmd, "flight")) {
+		unsigned int depth;
+
+		if (sscanf(buf, "%*s %*s %15s %u %u %15s", poll_s, &depth, &count,
+			   kind) != 4 || parse_poll(poll_s, &poll))
+			goto out;
+		ret = run_flight(d->dev, poll, depth, count, kind);
 	} else if (!strcmp(cmd, "contend")) {
 		if (sscanf(buf, "%*s %*s %15s %u", poll_s, &count) != 2 ||
 		    parse_poll(poll_s, &poll))

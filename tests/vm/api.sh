@@ -438,3 +438,103 @@ test_api_combining() {
 	case "$got" in "ok ops 400 attempts 400 "*) ;; *) echo "cx3: $got"; return 1 ;; esac
 	expect_eq "$((after - before))" 400 "cx3 atomics"
 }
+
+POOL=/sys/kernel/debug/mlx_ext/request_pool
+
+# pool_stats: "MADE LIVE TAKEN" of the request pools' counters.
+pool_stats() {
+	awk '{ print $2, $4, $6 }' $POOL
+}
+
+# flight_pool DEV KIND DEPTH OPS MIN MAX: the ULP keeps DEPTH operations of
+# KIND in flight on one QP (each reposted from its done) until OPS are done,
+# all exact; the QP's pool made between MIN and MAX chunks (16 requests
+# each) for it, took one request per operation, and freed every chunk with
+# the QP.
+flight_pool() {
+	read -r made0 live0 taken0 <<EOF_STATS
+$(pool_stats)
+EOF_STATS
+	got=$(ulp "flight $1 softirq $3 $4 $2")
+	read -r made live taken <<EOF_STATS
+$(pool_stats)
+EOF_STATS
+	chunks=$((made - made0))
+	echo "$1 $2 depth $3: $got; $chunks chunks for $((taken - taken0)) requests"
+	case "$got" in "ok ops $4 "*) ;; *) return 1 ;; esac
+	[ "$chunks" -ge "$5" ] && [ "$chunks" -le "$6" ] ||
+		{ echo "$1 $2 depth $3: $chunks chunks made, expected $5..$6"; return 1; }
+	expect_eq "$((taken - taken0))" "$4" "$1 $2 depth $3: requests taken" || return 1
+	expect_eq "$live" "$live0" "$1 $2 depth $3: chunks left after the QP"
+}
+
+# No allocation per operation (issue 22 section 3): a QP's requests come
+# from its pool (rust/ib/request.rs), chunks of 16 with their reply buffers
+# mapped once; the pool grows only when more operations are pending at once
+# than it holds, and a slot is free again before the ULP's done runs. So
+# 2,000 operations one at a time take the QP's first chunk only, and 64 kept
+# in flight take at most 4 however many are done: native on cx3, standard
+# and emulated on rxe0 (where pending operations wait in combining batches).
+# With the simulator's completions held back (completion_delay_ms), all 64
+# are pending at once: exactly 4 chunks, and 2 for 17 emulated on cx4.
+test_api_request_pool() {
+	[ -r $POOL ] || { echo "no $POOL"; return 1; }
+	flight_pool mlxsim0 masked 1 2000 1 1 || return 1
+	flight_pool mlxsim0 masked 64 4000 1 4 || return 1
+	flight_pool mlxsim0 std 16 2000 1 1 || return 1
+	flight_pool rxe0 std 64 2000 1 4 || return 1
+	flight_pool rxe0 masked 64 2000 1 4 || return 1
+	echo 20 >$SIMDBG/mlxsim0/completion_delay_ms
+	echo 20 >$SIMDBG/mlxsim2/completion_delay_ms
+	flight_pool mlxsim0 masked 64 64 4 4 && flight_pool mlxsim2 masked 17 17 2 2
+	rc=$?
+	echo 0 >$SIMDBG/mlxsim0/completion_delay_ms
+	echo 0 >$SIMDBG/mlxsim2/completion_delay_ms
+	[ $rc = 0 ] || return 1
+	# Bad input to the ULP's command is refused.
+	echo 'flight mlxsim0 softirq 0 10 masked' >$ULPCTL 2>/dev/null &&
+		{ echo "depth 0 accepted"; return 1; }
+	return 0
+}
+
+# Pool growth that fails: each allocation made with mlx_ext on the stack by
+# a flight of 48 on cx3, its completions held back so that all 48 are
+# posted first, fails in turn (failslab's fail-nth, in the task that posts
+# them: the QP's setup, its pool and first chunk, the chunks that the 17th
+# and 33rd posts add). A failed growth is that post's -ENOMEM; the
+# operations already posted complete, and nothing is left: no chunk, no
+# leak (test_no_leaks), no splat. Then a flight works again.
+test_api_request_pool_growth_fails() {
+	[ -d $FAILSLAB ] || { echo "no $FAILSLAB"; return $KSFT_SKIP; }
+	read -r made0 live0 taken0 <<EOF_STATS
+$(pool_stats)
+EOF_STATS
+	echo 30 >$SIMDBG/mlxsim0/completion_delay_ms
+	failslab_on_mlx_ext
+	n=1 rc=0 post_enomem=0 got=
+	while [ $n -le 60 ]; do
+		echo 1 >$FAILSLAB/times
+		sh -c "echo $n >/proc/self/fail-nth && echo 'flight mlxsim0 softirq 48 48 masked' >$ULPCTL" ||
+			{ echo "allocation $n: the command failed"; rc=1; break; }
+		got=$(cat $ULPCTL)
+		injected=$(( $(cat $FAILSLAB/times) == 0 ))
+		case "$got" in
+		"ok ops 48 "*) [ $injected = 0 ] && break ;;
+		"err op -12") post_enomem=$((post_enomem + 1)) ;;
+		"err "*" -12") ;;
+		*) echo "allocation $n: $got"; rc=1; break ;;
+		esac
+		read -r made live taken <<EOF_STATS
+$(pool_stats)
+EOF_STATS
+		[ "$live" = "$live0" ] || { echo "allocation $n ($got): $live chunks left, $live0 before"; rc=1; break; }
+		n=$((n + 1))
+	done
+	failslab_off
+	echo 0 >$SIMDBG/mlxsim0/completion_delay_ms
+	echo "$((n - 1)) allocations failed in turn; $post_enomem were a post's growth"
+	[ $rc = 0 ] || return 1
+	[ "$got" != "${got#ok}" ] || { echo "never got through: $got"; return 1; }
+	expect_eq "$post_enomem" 2 "growths failed at a post (the 17th and the 33rd)" || return 1
+	flight_pool mlxsim0 masked 64 400 1 4
+}

@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The requests [`super::ulp::Qp::post_atomic`] posts, from a per-QP pool:
+//! no allocation and no DMA mapping per operation.
+//!
+//! A [`RequestPool`] hands out [`Request`]s from chunks of
+//! [`CHUNK_SLOTS`] slots. A slot holds a request's `ib_cqe` and the
+//! caller's state; its reply buffer is one of the chunk's, which sit
+//! together in DMA cache lines of their own, mapped once
+//! (`DMA_FROM_DEVICE`) when the chunk is made and unmapped when the pool
+//! goes. Around each use a reply is synced, to the device before its work
+//! request is posted and back to the CPU at its completion; the CPU only
+//! ever reads the replies, so the device's writes to neighbouring replies
+//! in the same line never meet a dirty CPU copy.
+//!
+//! A pool starts with one chunk and grows by one when a request is taken
+//! with none free, with the taker's allocation flags; chunks stay until the
+//! pool goes. So a QP allocates once per [`CHUNK_SLOTS`] of its peak of
+//! operations pending at once, never per operation. A slot goes back to
+//! the free list when its request is dropped or turned back into the
+//! caller's state, before the caller's completion code runs: a ULP that
+//! posts again from its `done` reuses the slot it just left.
+//!
+//! Every taken slot holds a reference to its pool, so a pool outlives its
+//! requests whatever the caller's state holds.
+//!
+//! The counters [`stats`] reads serve the tests (debugfs `request_pool`).
+//!
+//! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h)
+//! (`ib_dma_map_single`, `ib_dma_sync_single_for_cpu`/`_for_device`).
+
+use super::bindings;
+use crate::ib::sync::IrqSpinLock;
+use core::{
+    cell::UnsafeCell,
+    mem::{offset_of, size_of, ManuallyDrop, MaybeUninit},
+    ptr::{addr_of_mut, NonNull},
+    sync::atomic::{AtomicU64, Ordering},
+};
+use kernel::{alloc::Flags, error::to_result, prelude::*, sync::Arc, types::Opaque};
+
+/// The slots of one chunk.
+pub const CHUNK_SLOTS: usize = 16;
+
+/// The reply buffers of a chunk, in DMA cache lines of their own (128
+/// bytes covers every architecture's `ARCH_DMA_MINALIGN`; kmalloc aligns
+/// the allocation to it, and the size is a multiple of it).
+#[repr(C, align(128))]
+struct Replies([UnsafeCell<u64>; CHUNK_SLOTS]);
+
+const _: () = assert!(size_of::<Replies>() % 128 == 0);
+
+/// A chunk of a pool: its replies first, in lines no other field shares.
+#[repr(C)]
+struct Chunk<T: Handler> {
+    replies: Replies,
+    /// The DMA address of `replies`.
+    dma: u64,
+    /// The pool's next chunk.
+    next: *mut Chunk<T>,
+    slots: [Slot<T>; CHUNK_SLOTS],
+}
+
+/// One request's place in a chunk.
+struct Slot<T: Handler> {
+    /// Its `done` is [`done_callback::<T>`], set when the chunk is made.
+    cqe: Opaque<bindings::ib_cqe>,
+    chunk: *mut Chunk<T>,
+    /// Its reply is `replies[index]` of its chunk.
+    index: usize,
+    /// While taken, the pool (which the request keeps alive); `None` while
+    /// free.
+    pool: Option<Arc<PoolInner<T>>>,
+    /// While free, the next free slot.
+    next_free: *mut Slot<T>,
+    /// While taken, the caller's state.
+    data: MaybeUninit<T>,
+}
+
+/// The bytes of a chunk of `RequestPool<T>`: a caller keeps it within a
+/// page (an order-0 allocation, which `GFP_ATOMIC` gets when it can get
+/// any) with a compile-time assertion.
+pub const fn chunk_bytes<T: Handler>() -> usize {
+    size_of::<Chunk<T>>()
+}
+
+/// A pool's free slots and its chunks.
+struct Lists<T: Handler> {
+    free: *mut Slot<T>,
+    chunks: *mut Chunk<T>,
+}
+
+// SAFETY: the lists are only reached under the pool's lock; the slots and
+// chunks they point to are the pool's, and a slot's `T` is `Send`.
+unsafe impl<T: Handler> Send for Lists<T> {}
+
+#[pin_data(PinnedDrop)]
+struct PoolInner<T: Handler> {
+    /// The device the replies are mapped for; it outlives its QPs' pools.
+    dev: *mut bindings::ib_device,
+    #[pin]
+    lists: IrqSpinLock<Lists<T>>,
+}
+
+// SAFETY: `dev` is used for DMA calls only, which may come from any
+// thread; the rest is under the lock.
+unsafe impl<T: Handler> Send for PoolInner<T> {}
+// SAFETY: as above.
+unsafe impl<T: Handler> Sync for PoolInner<T> {}
+
+/// Chunks made, chunks alive, and requests taken, since the module loaded.
+static CHUNKS_MADE: AtomicU64 = AtomicU64::new(0);
+static CHUNKS_FREED: AtomicU64 = AtomicU64::new(0);
+static TAKEN: AtomicU64 = AtomicU64::new(0);
+
+/// What every pool did since the module loaded.
+#[derive(Clone, Copy, Debug)]
+pub struct Stats {
+    /// Chunks allocated (and mapped).
+    pub chunks_made: u64,
+    /// Chunks still allocated.
+    pub chunks_live: u64,
+    /// Requests taken.
+    pub taken: u64,
+}
+
+/// The counters of every pool.
+pub fn stats() -> Stats {
+    let made = CHUNKS_MADE.load(Ordering::Relaxed);
+    Stats {
+        chunks_made: made,
+        chunks_live: made.saturating_sub(CHUNKS_FREED.load(Ordering::Relaxed)),
+        taken: TAKEN.load(Ordering::Relaxed),
+    }
+}
+
+impl<T: Handler> PoolInner<T> {
+    /// Allocates, maps and links a chunk; returns its first slot and links
+    /// the others as a list (for the free list).
+    fn grow(&self, gfp: Flags) -> Result<NonNull<Slot<T>>> {
+        let mut uninit = KBox::<Chunk<T>>::new_uninit(gfp)?;
+        let chunk: *mut Chunk<T> = uninit.as_mut_ptr();
+        // SAFETY: `chunk` is valid for writes (just allocated); every field
+        // is written before it is read, through raw pointers.
+        unsafe {
+            addr_of_mut!((*chunk).next).write(core::ptr::null_mut());
+            for i in 0..CHUNK_SLOTS {
+                addr_of_mut!((*chunk).replies.0[i]).write(UnsafeCell::new(0));
+                let slot = addr_of_mut!((*chunk).slots[i]);
+                let cqe = Opaque::<bindings::ib_cqe>::raw_get(addr_of_mut!((*slot).cqe));
+                cqe.write(bindings::ib_cqe {
+                    done: Some(done_callback::<T>),
+                });
+                addr_of_mut!((*slot).chunk).write(chunk);
+                addr_of_mut!((*slot).index).write(i);
+                addr_of_mut!((*slot).pool).write(None);
+                let next = if i + 1 < CHUNK_SLOTS {
+                    addr_of_mut!((*chunk).slots[i + 1])
+                } else {
+                    core::ptr::null_mut()
+                };
+                addr_of_mut!((*slot).next_free).write(next);
+            }
+        }
+        let mut dma = 0u64;
+        // SAFETY: `replies` is `size_of::<Replies>()` bytes in lines of their
+        // own, alive until the pool unmaps and frees the chunk.
+        to_result(unsafe {
+            bindings::mlx_ext_ib_dma_map_replies(
+                self.dev,
+                addr_of_mut!((*chunk).replies).cast(),
+                size_of::<Replies>(),
+                &mut dma,
+            )
+        })?;
+        // SAFETY: as above; the last field.
+        unsafe { addr_of_mut!((*chunk).dma).write(dma) };
+        // SAFETY: every field was written above.
+        let chunk = KBox::into_raw(unsafe { uninit.assume_init() });
+        CHUNKS_MADE.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: `chunk` is valid; its first slot is free.
+        let first = unsafe { addr_of_mut!((*chunk).slots[0]) };
+        let mut lists = self.lists.lock();
+        // SAFETY: `chunk` is ours until linked here.
+        unsafe { (*chunk).next = lists.chunks };
+        lists.chunks = chunk;
+        // SAFETY: the slots of `chunk` after the first are free and linked
+        // among themselves; the last one is linked to the old free list.
+        unsafe {
+            let last = addr_of_mut!((*chunk).slots[CHUNK_SLOTS - 1]);
+            (*last).next_free = lists.free;
+            lists.free = (*first).next_free;
+            (*first).next_free = core::ptr::null_mut();
+        }
+        // SAFETY: a slot of a live chunk.
+        Ok(unsafe { NonNull::new_unchecked(first) })
+    }
+
+    /// A free slot, growing the pool if none is.
+    fn take(&self, gfp: Flags) -> Result<NonNull<Slot<T>>> {
+        let slot = {
+            let mut lists = self.lists.lock();
+            let head = lists.free;
+            if !head.is_null() {
+                // SAFETY: a free slot of a live chunk, linked under the lock.
+                lists.free = unsafe { (*head).next_free };
+            }
+            head
+        };
+        match NonNull::new(slot) {
+            Some(s) => Ok(s),
+            None => self.grow(gfp),
+        }
+    }
+}
+
+#[pinned_drop]
+impl<T: Handler> PinnedDrop for PoolInner<T> {
+    fn drop(self: Pin<&mut Self>) {
+        // Every taken slot holds a reference: every slot is free.
+        let mut chunk = self.lists.lock().chunks;
+        while !chunk.is_null() {
+            // SAFETY: a chunk this pool made with `KBox::into_raw`, mapped
+            // on `dev`; no slot of it is taken, so nothing refers to it.
+            let next = unsafe {
+                bindings::mlx_ext_ib_dma_unmap_replies(
+                    self.dev,
+                    (*chunk).dma,
+                    size_of::<Replies>(),
+                );
+                let next = (*chunk).next;
+                drop(KBox::from_raw(chunk));
+                next
+            };
+            CHUNKS_FREED.fetch_add(1, Ordering::Relaxed);
+            chunk = next;
+        }
+    }
+}
+
+/// The requests of one QP (see the module comment).
+pub struct RequestPool<T: Handler>(Arc<PoolInner<T>>);
+
+impl<T: Handler> RequestPool<T> {
+    /// A pool for requests posted on QPs of `dev`, with one chunk. Process
+    /// context.
+    ///
+    /// # Safety
+    ///
+    /// `dev` is a registered device that outlives the pool and its
+    /// requests (which the QPs they are posted on guarantee).
+    pub(super) unsafe fn new(dev: *mut bindings::ib_device) -> Result<Self> {
+        let inner = Arc::pin_init(
+            pin_init!(PoolInner {
+                dev,
+                lists <- crate::new_irq_spinlock!(
+                    Lists {
+                        free: core::ptr::null_mut(),
+                        chunks: core::ptr::null_mut(),
+                    },
+                    "mlx_ext::RequestPool"
+                ),
+            }),
+            GFP_KERNEL,
+        )?;
+        let first = inner.grow(GFP_KERNEL)?;
+        let mut lists = inner.lists.lock();
+        // SAFETY: `first` is free and ours; it heads the free list again.
+        unsafe { (*first.as_ptr()).next_free = lists.free };
+        lists.free = first.as_ptr();
+        drop(lists);
+        Ok(Self(inner))
+    }
+
+    /// A request holding `data`: a free slot, or one of a new chunk
+    /// allocated with `gfp` when none is free.
+    pub fn take(&self, data: T, gfp: Flags) -> Result<Request<T>> {
+        let slot = self.0.take(gfp)?;
+        // SAFETY: the slot is free, so ours: its pool and data are unset.
+        unsafe {
+            let s = slot.as_ptr();
+            (*s).pool = Some(self.0.clone());
+            (*s).data.write(data);
+        }
+        TAKEN.fetch_add(1, Ordering::Relaxed);
+        Ok(Request(slot))
+    }
+}
+
+/// A work request's own state while it is posted: its `ib_cqe`, its reply
+/// buffer, and the caller's `T`. Goes back to its pool when dropped.
+///
+/// # Invariants
+///
+/// `self.0` is a taken slot: its `pool` is `Some` and its `data`
+/// initialised; it belongs to this request alone.
+pub struct Request<T: Handler>(NonNull<Slot<T>>);
+
+// SAFETY: a request owns its slot and `T: Send`; the slot's pool is
+// `Send + Sync`.
+unsafe impl<T: Handler> Send for Request<T> {}
+
+impl<T: Handler> Request<T> {
+    /// The caller's state.
+    pub fn data(&self) -> &T {
+        // SAFETY: initialised (the type's invariant).
+        unsafe { (*self.0.as_ptr()).data.assume_init_ref() }
+    }
+
+    /// The caller's state, mutably.
+    pub fn data_mut(&mut self) -> &mut T {
+        // SAFETY: as above, and ours alone.
+        unsafe { (*self.0.as_ptr()).data.assume_init_mut() }
+    }
+
+    /// Frees the request, returning the caller's state.
+    pub fn into_data(self) -> T {
+        let this = ManuallyDrop::new(self);
+        // SAFETY: initialised; the slot is released without dropping it.
+        let data = unsafe { (*this.0.as_ptr()).data.assume_init_read() };
+        // SAFETY: the data was moved out; the slot is released once.
+        unsafe { release(this.0) };
+        data
+    }
+
+    /// The request's `ib_cqe`, to post with.
+    pub(super) fn cqe(&self) -> *mut bindings::ib_cqe {
+        // SAFETY: the slot is valid (the type's invariant).
+        Opaque::raw_get(unsafe { addr_of_mut!((*self.0.as_ptr()).cqe) })
+    }
+
+    /// The device its reply is mapped on, and its reply's DMA address.
+    pub(super) fn reply_dma(&self) -> (*mut bindings::ib_device, u64) {
+        // SAFETY: the slot is taken (its pool is set) in a live chunk.
+        unsafe {
+            let s = self.0.as_ptr();
+            let dev = (*s).pool.as_ref().map_or(core::ptr::null_mut(), |p| p.dev);
+            (
+                dev,
+                (*(*s).chunk).dma + ((*s).index * size_of::<u64>()) as u64,
+            )
+        }
+    }
+
+    /// Gives up the request for a post: [`Request::from_posted`] takes it
+    /// back.
+    pub(super) fn into_posted(self) -> *mut bindings::ib_cqe {
+        let cqe = self.cqe();
+        core::mem::forget(self);
+        cqe
+    }
+
+    /// The request whose [`Request::cqe`] `cqe` is, given up by
+    /// [`Request::into_posted`].
+    ///
+    /// # Safety
+    ///
+    /// `cqe` came from `into_posted` of a `Request<T>`, and this is the only
+    /// call that takes it back.
+    pub(super) unsafe fn from_posted(cqe: *mut bindings::ib_cqe) -> Self {
+        // SAFETY: `cqe` is the `cqe` field of a taken slot (the caller's
+        // contract).
+        let slot = unsafe { cqe.cast::<u8>().sub(offset_of!(Slot<T>, cqe)) }.cast::<Slot<T>>();
+        // SAFETY: not null: derived from a valid pointer.
+        Request(unsafe { NonNull::new_unchecked(slot) })
+    }
+}
+
+impl<T: Handler> Drop for Request<T> {
+    fn drop(&mut self) {
+        // SAFETY: initialised (the type's invariant); dropped once.
+        unsafe { (*self.0.as_ptr()).data.assume_init_drop() };
+        // SAFETY: the data is gone; the slot is released once.
+        unsafe { release(self.0) };
+    }
+}
+
+/// Puts `slot` back on its pool's free list, then lets go of the pool.
+///
+/// # Safety
+///
+/// `slot` is taken, its data already moved out or dropped, and nothing
+/// uses it afterwards.
+unsafe fn release<T: Handler>(slot: NonNull<Slot<T>>) {
+    let s = slot.as_ptr();
+    // SAFETY: a taken slot has its pool (the caller's contract).
+    let Some(pool) = (unsafe { (*s).pool.take() }) else {
+        return;
+    };
+    {
+        let mut lists = pool.lists.lock();
+        // SAFETY: the slot is ours until linked.
+        unsafe { (*s).next_free = lists.free };
+        lists.free = s;
+    }
+    // The last reference frees the chunks, this one's included: the slot
+    // is no longer used.
+    drop(pool);
+}
+
+/// The outcome of a posted work request.
+#[derive(Clone, Copy)]
+pub struct Completion {
+    /// `enum ib_wc_status`.
+    pub status: u32,
+    /// The reply buffer as the adapter left it (on success; 0 otherwise).
+    pub raw_reply: u64,
+}
+
+/// What happens when a [`Request`] completes.
+pub trait Handler: Sized + Send + 'static {
+    /// Called once per posted request, from the send CQ's context (softirq
+    /// or work item): may post again, may not sleep.
+    fn done(req: Request<Self>, completion: Completion);
+}
+
+/// `ib_cqe.done` of every request of a `RequestPool<T>`.
+///
+/// # Safety
+///
+/// Called by ib_core's CQ code only, with a work completion whose `wr_cqe`
+/// is the `cqe` of a `Request<T>` given up by [`Request::into_posted`].
+unsafe extern "C" fn done_callback<T: Handler>(
+    _cq: *mut bindings::ib_cq,
+    wc: *mut bindings::ib_wc,
+) {
+    // SAFETY: ib_core passes a valid work completion.
+    let wc = unsafe { &*wc };
+    // SAFETY: every completion of a signalled send work request carries the
+    // `wr_cqe` it was posted with (`wr_id` is the other member of the union).
+    let cqe = unsafe { wc.__bindgen_anon_1.wr_cqe };
+    // SAFETY: posted once, completed once: ours again.
+    let req = unsafe { Request::<T>::from_posted(cqe) };
+    let raw_reply = if wc.status == bindings::ib_wc_status_IB_WC_SUCCESS {
+        let (dev, dma) = req.reply_dma();
+        // SAFETY: the reply is mapped on `dev`; the adapter is done with it
+        // (the work request completed).
+        unsafe { bindings::mlx_ext_ib_dma_sync_reply(dev, dma, true) };
+        // SAFETY: the slot's reply, in its live chunk, synced for the CPU.
+        // Volatile: the adapter wrote it behind the compiler.
+        unsafe {
+            let s = req.0.as_ptr();
+            core::ptr::read_volatile((*(*s).chunk).replies.0[(*s).index].get())
+        }
+    } else {
+        0
+    };
+    T::done(
+        req,
+        Completion {
+            status: wc.status,
+            raw_reply,
+        },
+    );
+}
