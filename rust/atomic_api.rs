@@ -469,7 +469,7 @@ pub struct OpState {
     attempts: u32,
 }
 
-// A pool's chunk of 16 operations is one page.
+// A pool's chunk of 8 operations fits a page.
 const _: () = assert!(crate::ib::request::chunk_bytes::<OpState>() <= 4096);
 
 impl OpState {
@@ -567,7 +567,9 @@ fn emulated_done(mut req: Request<OpState>, c: Completion, reply: AtomicReply) {
             Chain(None)
         };
         fail_batch(req, errno, c.status, order);
-        fail_chain(waiting, errno, c.status, order);
+        // Those that waited never reached the wire: their outcome is known.
+        let closing = qp.closing.load(Ordering::Acquire);
+        fail_chain(waiting, api::not_begun(errno, closing), c.status, order);
         return;
     }
     let returned = reply.value();

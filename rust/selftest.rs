@@ -24,7 +24,7 @@
 //! `request_pool` shows what the ULP API's request pools
 //! ([`crate::ib::request`]) did since the module loaded:
 //! `chunks_made N chunks_live N taken N`. A test compares them before and
-//! after a run: chunks are made per QP and per 16 operations pending at
+//! after a run: chunks are made per QP and per 8 operations pending at
 //! once, never per operation, and none is left when the QPs are gone.
 
 use crate::{

@@ -100,6 +100,9 @@ pub mod errno {
     /// Cannot send after transport endpoint shutdown: the QP is being
     /// destroyed.
     pub const ESHUTDOWN: i32 = 108;
+    /// Software caused connection abort: an emulated operation not begun,
+    /// its QP failed before its compare-and-swap was posted.
+    pub const ECONNABORTED: i32 = 103;
 }
 
 /// What mlx_ext remembers of a QP's extended create flags.
@@ -324,6 +327,25 @@ pub enum Plan {
     Direct(AtomicOp),
     /// A masked operation emulated with compare-and-swap work requests.
     Emulate(MaskedOp),
+}
+
+/// The status of an emulated operation that waited for its word's next
+/// compare-and-swap when the one in flight failed with `status` (a
+/// negative errno): it never reached the wire. Where `status` leaves the
+/// outcome unknown (`ECANCELED` flushed, `ETIMEDOUT` retries exceeded), the
+/// waiting one's is known: not begun, `ESHUTDOWN` if a detach or destroy
+/// stopped it, `ECONNABORTED` otherwise. Any other status already means
+/// "not carried out" and is passed on.
+pub const fn not_begun(status: i32, closing: bool) -> i32 {
+    if status == -errno::ECANCELED || status == -errno::ETIMEDOUT {
+        if closing {
+            -errno::ESHUTDOWN
+        } else {
+            -errno::ECONNABORTED
+        }
+    } else {
+        status
+    }
 }
 
 /// Where a 4-byte operation's operand lies in its aligned 8-byte word: the
@@ -1098,6 +1120,18 @@ mod tests {
             plan(&rxe(), none, &w),
             Ok(Plan::Emulate(MaskedOp::CmpSwap { .. }))
         ));
+    }
+
+    #[test]
+    fn waiting_operations_know_they_did_not_begin() {
+        use errno::*;
+        assert_eq!(not_begun(-ECANCELED, false), -ECONNABORTED);
+        assert_eq!(not_begun(-ETIMEDOUT, false), -ECONNABORTED);
+        assert_eq!(not_begun(-ECANCELED, true), -ESHUTDOWN);
+        for known in [-EACCES, -EREMOTEIO, -EINVAL, -EFAULT, -EIO, -ENOMEM] {
+            assert_eq!(not_begun(known, false), known);
+            assert_eq!(not_begun(known, true), known);
+        }
     }
 
     #[test]

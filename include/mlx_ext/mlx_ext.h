@@ -310,6 +310,9 @@ typedef void (*mlx_ext_atomic_done_t)(struct mlx_ext_atomic *op);
  *          destroyed) and -ETIMEDOUT transport retries exceeded, both with
  *          the outcome UNKNOWN (the responder may have carried it out: a
  *          flushed compare-and-swap may hold the lock it took);
+ *          -ECONNABORTED an emulated operation that waited behind a
+ *          compare-and-swap that was flushed or timed out (never on the
+ *          wire: not carried out; since 1.3),
  *          -ESHUTDOWN stopped by mlx_ext_destroy_qp() or
  *          mlx_ext_detach_qp() between two compare-and-swaps of an
  *          emulation (not carried out), -EACCES remote access refused
@@ -359,7 +362,7 @@ struct mlx_ext_atomic {
 /**
  * mlx_ext_post_atomic - start @op on @qp; @op->done tells the outcome
  * @gfp: for the QP's pool of mlx_ext's per-operation state, when more
- *       operations are pending at once than it holds and it grows by 16
+ *       operations are pending at once than it holds and it grows by 8
  *       (GFP_ATOMIC where the caller cannot sleep); no allocation otherwise
  *
  * Context: any context ib_post_send() may be called from, @op->done of

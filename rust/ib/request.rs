@@ -5,13 +5,15 @@
 //!
 //! A [`RequestPool`] hands out [`Request`]s from chunks of
 //! [`CHUNK_SLOTS`] slots. A slot holds a request's `ib_cqe` and the
-//! caller's state; its reply buffer is one of the chunk's, which sit
-//! together in DMA cache lines of their own, mapped once
+//! caller's state; its reply buffer is one of the chunk's, each in a DMA
+//! cache line of its own (128 bytes: every architecture's
+//! `ARCH_DMA_MINALIGN`), so that the CPU reading one reply never touches
+//! the line of another the device may be writing, even where syncing for
+//! the CPU invalidates nothing. The chunk's replies are mapped once
 //! (`DMA_FROM_DEVICE`) when the chunk is made and unmapped when the pool
-//! goes. Around each use a reply is synced, to the device before its work
-//! request is posted and back to the CPU at its completion; the CPU only
-//! ever reads the replies, so the device's writes to neighbouring replies
-//! in the same line never meet a dirty CPU copy.
+//! goes; around each use a reply is synced, to the device before its work
+//! request is posted and back to the CPU at its completion. The CPU never
+//! writes them.
 //!
 //! A pool starts with one chunk and grows by one when a request is taken
 //! with none free, with the taker's allocation flags; chunks stay until the
@@ -40,15 +42,17 @@ use core::{
 use kernel::{alloc::Flags, error::to_result, prelude::*, sync::Arc, types::Opaque};
 
 /// The slots of one chunk.
-pub const CHUNK_SLOTS: usize = 16;
+pub const CHUNK_SLOTS: usize = 8;
 
-/// The reply buffers of a chunk, in DMA cache lines of their own (128
-/// bytes covers every architecture's `ARCH_DMA_MINALIGN`; kmalloc aligns
-/// the allocation to it, and the size is a multiple of it).
+/// One reply buffer, in a DMA cache line of its own (128 bytes covers every
+/// architecture's `ARCH_DMA_MINALIGN`; the 6.12 Rust allocator pads a
+/// chunk's size to a multiple of its alignment, and kmalloc aligns an
+/// object to the largest power of two dividing its size).
 #[repr(C, align(128))]
-struct Replies([UnsafeCell<u64>; CHUNK_SLOTS]);
+struct ReplyLine(UnsafeCell<u64>);
 
-const _: () = assert!(size_of::<Replies>() % 128 == 0);
+/// The reply buffers of a chunk.
+type Replies = [ReplyLine; CHUNK_SLOTS];
 
 /// A chunk of a pool: its replies first, in lines no other field shares.
 #[repr(C)]
@@ -78,8 +82,8 @@ struct Slot<T: Handler> {
 }
 
 /// The bytes of a chunk of `RequestPool<T>`: a caller keeps it within a
-/// page (an order-0 allocation, which `GFP_ATOMIC` gets when it can get
-/// any) with a compile-time assertion.
+/// page with a compile-time assertion (so that a growth from softirq with
+/// `GFP_ATOMIC` asks kmalloc for no more than kmalloc-4k's objects).
 pub const fn chunk_bytes<T: Handler>() -> usize {
     size_of::<Chunk<T>>()
 }
@@ -145,7 +149,7 @@ impl<T: Handler> PoolInner<T> {
         unsafe {
             addr_of_mut!((*chunk).next).write(core::ptr::null_mut());
             for i in 0..CHUNK_SLOTS {
-                addr_of_mut!((*chunk).replies.0[i]).write(UnsafeCell::new(0));
+                addr_of_mut!((*chunk).replies[i]).write(ReplyLine(UnsafeCell::new(0)));
                 let slot = addr_of_mut!((*chunk).slots[i]);
                 let cqe = Opaque::<bindings::ib_cqe>::raw_get(addr_of_mut!((*slot).cqe));
                 cqe.write(bindings::ib_cqe {
@@ -177,10 +181,30 @@ impl<T: Handler> PoolInner<T> {
         unsafe { addr_of_mut!((*chunk).dma).write(dma) };
         // SAFETY: every field was written above.
         let chunk = KBox::into_raw(unsafe { uninit.assume_init() });
+        let mut lists = self.lists.lock();
+        let freed = lists.free;
+        if !freed.is_null() {
+            // A slot came back (or another taker grew the pool) meanwhile:
+            // take it, and give the new chunk back, so that the pool holds
+            // no more chunks than its peak of requests needs.
+            // SAFETY: a free slot of a live chunk, linked under the lock.
+            lists.free = unsafe { (*freed).next_free };
+            drop(lists);
+            // SAFETY: `chunk` was mapped above on `dev` and never linked.
+            unsafe {
+                bindings::mlx_ext_ib_dma_unmap_replies(
+                    self.dev,
+                    (*chunk).dma,
+                    size_of::<Replies>(),
+                );
+                drop(KBox::from_raw(chunk));
+            }
+            // SAFETY: not null (checked).
+            return Ok(unsafe { NonNull::new_unchecked(freed) });
+        }
         CHUNKS_MADE.fetch_add(1, Ordering::Relaxed);
         // SAFETY: `chunk` is valid; its first slot is free.
         let first = unsafe { addr_of_mut!((*chunk).slots[0]) };
-        let mut lists = self.lists.lock();
         // SAFETY: `chunk` is ours until linked here.
         unsafe { (*chunk).next = lists.chunks };
         lists.chunks = chunk;
@@ -337,7 +361,7 @@ impl<T: Handler> Request<T> {
             let dev = (*s).pool.as_ref().map_or(core::ptr::null_mut(), |p| p.dev);
             (
                 dev,
-                (*(*s).chunk).dma + ((*s).index * size_of::<u64>()) as u64,
+                (*(*s).chunk).dma + ((*s).index * size_of::<ReplyLine>()) as u64,
             )
         }
     }
@@ -440,7 +464,7 @@ unsafe extern "C" fn done_callback<T: Handler>(
         // Volatile: the adapter wrote it behind the compiler.
         unsafe {
             let s = req.0.as_ptr();
-            core::ptr::read_volatile((*(*s).chunk).replies.0[(*s).index].get())
+            core::ptr::read_volatile((*(*s).chunk).replies[(*s).index].0.get())
         }
     } else {
         0

@@ -192,6 +192,11 @@ impl Qp {
         fence: bool,
     ) -> core::result::Result<(), (Error, Request<T>)> {
         let (dev, dma) = req.reply_dma();
+        if dev != self.device_raw() {
+            // A request of another device's pool: its reply is not mapped
+            // for this one.
+            return Err((EINVAL, req));
+        }
         // SAFETY: the reply is in a mapping of its pool on `dev`, free until
         // this work request completes.
         unsafe { bindings::mlx_ext_ib_dma_sync_reply(dev, dma, false) };

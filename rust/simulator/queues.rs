@@ -530,6 +530,20 @@ impl QpShared {
                     continue;
                 }
                 let _ = q.sq.pop();
+                // A request that was executing when the QP went to ERR took
+                // effect at the responder, but its completion is flushed:
+                // rxe's completer, once its QP is in ERR, drops the
+                // responses that arrived and flushes every WQE of the send
+                // queue, sent or not (6.12 rxe_comp.c:654-659,
+                // drain_resp_pkts and flush_send_queue), as adapters do (a
+                // QP in the IBA's Error state completes its outstanding
+                // work requests with flush errors). So a flushed atomic may
+                // have been carried out.
+                let status = if self.qp_type == QpType::Rc && q.state == QpState::Err {
+                    WcStatus::WrFlushErr
+                } else {
+                    status
+                };
                 if status != WcStatus::Success && self.qp_type == QpType::Rc {
                     // An error moves an RC QP to ERR; the next round
                     // flushes the rest. (A datagram QP stays in RTS.)

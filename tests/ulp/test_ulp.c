@@ -97,7 +97,9 @@
  *	not run exactly once by the time their QP was destroyed or detached;
  *	E those still pending when the destroy or detach began), then
  *	"repost_refused R repost_other Q": with "repost 1", the reposts from
- *	done callbacks that mlx_ext refused with -ESHUTDOWN (R) or otherwise.
+ *	done callbacks that mlx_ext refused with -ESHUTDOWN (R) or otherwise;
+ *	then "notbegun N": operations that ended with -ECONNABORTED (they
+ *	waited behind a compare-and-swap that was flushed).
  *   repost 0|1
  *	Whether the done callbacks of "hold ... api" post their operation
  *	again (GFP_ATOMIC), as a ULP that keeps a queue full does.
@@ -1114,7 +1116,7 @@ struct held_call {
 
 /* "repost 1": the done callbacks of "hold" post their operation again. */
 static bool repost_on_done;
-static atomic_t api_repost_refused, api_repost_other;
+static atomic_t api_repost_refused, api_repost_other, api_not_begun;
 
 static void api_held_done(struct mlx_ext_atomic *op)
 {
@@ -1139,6 +1141,8 @@ static void api_held_done(struct mlx_ext_atomic *op)
 		atomic_inc(&api_canceled);
 	else if (op->status == -ESHUTDOWN)
 		atomic_inc(&api_shutdown);
+	else if (op->status == -ECONNABORTED)
+		atomic_inc(&api_not_begun);
 	else
 		atomic_inc(&api_other);
 }
@@ -2571,13 +2575,14 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 	if (sysfs_streq(buf, "apistats")) {
 		/* Read and reset: each test phase sees its own. */
 		snprintf(result, RESULT_MAX,
-			 "posted %d done %d ok %d canceled %d shutdown %d other %d atend %d repost_refused %d repost_other %d\n",
+			 "posted %d done %d ok %d canceled %d shutdown %d other %d atend %d repost_refused %d repost_other %d notbegun %d\n",
 			 atomic_xchg(&api_posted, 0), atomic_xchg(&api_done, 0),
 			 atomic_xchg(&api_ok, 0), atomic_xchg(&api_canceled, 0),
 			 atomic_xchg(&api_shutdown, 0), atomic_xchg(&api_other, 0),
 			 atomic_xchg(&api_at_end, 0),
 			 atomic_xchg(&api_repost_refused, 0),
-			 atomic_xchg(&api_repost_other, 0));
+			 atomic_xchg(&api_repost_other, 0),
+			 atomic_xchg(&api_not_begun, 0));
 		ret = 0;
 		goto out;
 	}
