@@ -11,19 +11,19 @@
 use crate::{
     api::{self, errno, BatchWalk, GuessCache, Plan, QpFlags},
     atomics::{wr::AtomicOp, AtomicReply, Be64, MaskedOp, ReplyOrder},
-    caps::{errno_name, AtomicCap, MaskedMode, Record, Refusals, WrClass},
+    caps::{AtomicCap, MaskedMode, WrClass},
+    dev_state::DevState,
     ib::{
         sync::{Event, IrqSpinLock},
         ulp::{
             AtomicApi, Caps, Completion, Handler, Outcome, Pd, Qp, QpInit, Request, RequestPool,
             UlpOp,
         },
-        DeviceName,
     },
     new_irq_spinlock,
     report::DeviceReports,
 };
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     alloc::Flags,
     prelude::*,
@@ -32,94 +32,6 @@ use kernel::{
 
 /// `IB_WC_SUCCESS`.
 const WC_SUCCESS: u32 = 0;
-
-/// What mlx_ext knows of a device, shared by its sysfs report and its QPs.
-pub struct DevState {
-    record: Record,
-    /// What the driver refused at run time ([`Refusals::pack`]).
-    refused: AtomicU32,
-    /// The [`WrClass::bit`]s of what the driver accepted so far.
-    accepted: AtomicU32,
-    /// The reason masked atomics are unavailable was logged.
-    told: AtomicBool,
-    name: DeviceName,
-}
-
-impl DevState {
-    /// The state of a device whose record was derived as `record`.
-    pub fn new(record: Record, name: DeviceName) -> Self {
-        Self {
-            record,
-            refused: AtomicU32::new(0),
-            accepted: AtomicU32::new(0),
-            told: AtomicBool::new(false),
-            name,
-        }
-    }
-
-    /// The record now: as derived, with what the driver refused since.
-    pub fn record(&self) -> Record {
-        match self.refused.load(Ordering::Acquire) {
-            0 => self.record,
-            word => self.record.with_refusals(Refusals::unpack(word)),
-        }
-    }
-
-    fn reply_order(&self) -> ReplyOrder {
-        if self.record.atomic_cap == AtomicCap::HcaReplyBe {
-            ReplyOrder::BigEndian
-        } else {
-            ReplyOrder::Host
-        }
-    }
-
-    /// Logs, once per device, why a ULP's atomics are refused.
-    fn tell(&self, why: &str) {
-        if !self.told.swap(true, Ordering::AcqRel) {
-            pr_info!("{}: atomics refused to a ULP: {}\n", self.name, why);
-        }
-    }
-
-    /// The driver accepted a work request of `class`.
-    fn driver_accepted(&self, class: WrClass) {
-        if self.accepted.load(Ordering::Relaxed) & class.bit() == 0 {
-            self.accepted.fetch_or(class.bit(), Ordering::AcqRel);
-        }
-    }
-
-    /// The driver refused a work request of `class` with `errno`: if that
-    /// is a refusal of the opcode (`EINVAL` or `EOPNOTSUPP`) of a class the
-    /// record posts, it is recorded, and logged once per class.
-    fn driver_refused(&self, class: WrClass, errno: i32) {
-        let mut word = self.refused.load(Ordering::Acquire);
-        loop {
-            let mut refusals = Refusals::unpack(word);
-            let accepted = self.accepted.load(Ordering::Acquire);
-            if !self.record.with_refusals(refusals).learns(class, accepted)
-                || !refusals.note(class, errno)
-            {
-                return;
-            }
-            match self.refused.compare_exchange(
-                word,
-                refusals.pack(),
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => break,
-                Err(now) => word = now,
-            }
-        }
-        let r = self.record();
-        pr_warn!(
-            "{}: the driver refused an atomic work request ({}): masked_atomic_mode is now {}; {}\n",
-            self.name,
-            errno_name(errno),
-            r.mode.name(),
-            r.reasons
-        );
-    }
-}
 
 /// How many words of one QP can have a combining batch in flight at once.
 /// An emulated operation on a further word runs on its own, and is not
@@ -301,7 +213,7 @@ impl ExtQp {
         }
         pr_warn!(
             "{}: mlx_ext_detach_qp: still waiting for {} operations after {} s (is the QP stuck in RTS with no peer? moving it to ERR ends them)\n",
-            self.dev.name,
+            self.dev.name(),
             self.inner.lock().in_flight,
             DETACH_WARN_MS / 1000
         );
@@ -704,7 +616,7 @@ unsafe impl AtomicApi for Api {
         if !init.is_rc() {
             pr_info!(
                 "{}: mlx_ext_init_qp_attr: only RC QPs carry atomics\n",
-                dev.name
+                dev.name()
             );
             return Err(EINVAL);
         }
@@ -712,7 +624,7 @@ unsafe impl AtomicApi for Api {
         let cap = api::init_send_cap(wr, sge, max_ops).map_err(|e| {
             pr_info!(
                 "{}: mlx_ext_init_qp_attr: max_send_wr {} + max_ops {} does not fit\n",
-                dev.name,
+                dev.name(),
                 wr,
                 max_ops
             );
@@ -726,19 +638,19 @@ unsafe impl AtomicApi for Api {
         if !qp.is_rc() {
             pr_info!(
                 "{}: mlx_ext_attach_qp: only RC QPs carry atomics\n",
-                dev.name
+                dev.name()
             );
             return Err(EINVAL);
         }
         if !qp.send_cq_in_cqe_model() {
             pr_info!(
                 "{}: mlx_ext_attach_qp: the send CQ must come from ib_alloc_cq() or the CQ pool (not ib_create_cq() with a comp_handler)\n",
-                dev.name
+                dev.name()
             );
             return Err(EINVAL);
         }
         let flags = api::attach_flags(&dev.record(), flags).map_err(|r| {
-            pr_info!("{}: mlx_ext_attach_qp: {}\n", dev.name, r.text());
+            pr_info!("{}: mlx_ext_attach_qp: {}\n", dev.name(), r.text());
             EINVAL
         })?;
         ExtQp::new(dev, qp, flags)
@@ -752,21 +664,21 @@ unsafe impl AtomicApi for Api {
         if !init.is_rc() {
             pr_info!(
                 "{}: mlx_ext_create_qp: only RC QPs carry atomics\n",
-                dev.name
+                dev.name()
             );
             return Err(EINVAL);
         }
         if init.has_srq() {
             pr_info!(
                 "{}: mlx_ext_create_qp: QPs with an SRQ are not supported\n",
-                dev.name
+                dev.name()
             );
             return Err(EINVAL);
         }
         if !init.send_cq_usable() || !init.recv_cq_usable() {
             pr_info!(
                 "{}: mlx_ext_create_qp: the send and receive CQs must come from ib_alloc_cq() and not be IB_POLL_DIRECT\n",
-                dev.name
+                dev.name()
             );
             return Err(EINVAL);
         }
@@ -774,7 +686,7 @@ unsafe impl AtomicApi for Api {
         let (driver_flags, flags) = api::create_flags(&dev.record(), asked).map_err(|e| {
             pr_info!(
                 "{}: mlx_ext_create_qp: MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY on a device that does not reply big-endian\n",
-                dev.name
+                dev.name()
             );
             errno_err(e)
         })?;
@@ -799,7 +711,7 @@ unsafe impl AtomicApi for Api {
             // destroy; what the ULP can rely on is a detach.
             pr_warn!(
                 "{}: mlx_ext_destroy_qp on an attached QP: detached, not destroyed (use mlx_ext_detach_qp)\n",
-                qp.dev.name
+                qp.dev.name()
             );
             return qp.quiesce();
         }
@@ -829,7 +741,7 @@ unsafe impl AtomicApi for Api {
         if left != 0 {
             pr_warn!(
                 "{}: mlx_ext_destroy_qp: {} operations did not complete before the QP was destroyed (a driver bug)\n",
-                qp.dev.name,
+                qp.dev.name(),
                 left
             );
         }

@@ -15,6 +15,7 @@ pub mod atomic_api;
 pub mod atomics;
 #[path = "../core/src/caps/mod.rs"]
 pub mod caps;
+pub mod dev_state;
 #[path = "../core/src/guid/mod.rs"]
 pub mod guid;
 pub mod ib;

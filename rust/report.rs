@@ -3,9 +3,9 @@
 //! `/sys/class/infiniband/<dev>/mlx_ext/`: what mlx_ext reports for a device.
 
 use crate::{
-    atomic_api::DevState,
     caps::{DeviceFacts, Record},
     declare_ib_client,
+    dev_state::DevState,
     guid::switch_text,
     ib::{self, sysfs::Dir, DeviceName, DirOps, File, ShowBuf},
     vf_guids::{DeviceGuids, Slot},
