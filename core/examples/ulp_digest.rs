@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The expected result of the test ULP's `atomics` command
-//! (`tests/ulp/test_ulp.c`): the same random operations on 8 words,
+//! (`tests/ulp/datapath.c`): the same random operations on 8 words,
 //! computed with the host's bit-serial reference arithmetic.
 //!
 //! Usage: `ulp_digest SEED COUNT std|masked|narrow`; prints the digest in

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # VM tests of mlx_ext's atomic API for kernel ULPs (include/mlx_ext/mlx_ext.h,
 # Documentation/ulp-api.rst), through the test ULP's "api", "apiflags",
-# "hold ... api" and "apistats" commands (tests/ulp/test_ulp.c). Sourced by
+# "hold ... api" and "apistats" commands (tests/ulp/). Sourced by
 # check.sh after sim.sh, whose helpers (ulp, host_digest, sim_new...) they
 # use, on the devices sim.sh's tests left: mlxsim0 cx3, mlxsim1 connectib,
 # mlxsim2 cx4, and rxe0.

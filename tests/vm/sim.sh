@@ -217,7 +217,7 @@ test_sim_rmmod_with_devices() {
 	sim_del 0
 }
 
-# The data path, through the test ULP (tests/ulp/test_ulp.c): RC loopbacks,
+# The data path, through the test ULP (tests/ulp/): RC loopbacks,
 # FRWR regions, atomics, their errors, and teardown.
 ULPCTL=/sys/kernel/debug/mlx_ext_test_ulp/ctl
 
