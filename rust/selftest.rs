@@ -23,7 +23,8 @@
 //!
 //! `request_pool` shows what the ULP API's request pools
 //! ([`crate::ib::request`]) did since the module loaded:
-//! `chunks_made N chunks_live N taken N`. A test compares them before and
+//! `chunks_made N chunks_live N taken N posted N` (work requests the
+//! driver accepted). A test compares them before and
 //! after a run: chunks are made per QP and per 8 operations pending at
 //! once, never per operation, and none is left when the QPs are gone.
 
@@ -128,8 +129,8 @@ impl DirOps for Selftest {
                 let s = crate::ib::request::stats();
                 writeln!(
                     out,
-                    "chunks_made {} chunks_live {} taken {}",
-                    s.chunks_made, s.chunks_live, s.taken
+                    "chunks_made {} chunks_live {} taken {} posted {}",
+                    s.chunks_made, s.chunks_live, s.taken, s.posted
                 )
                 .map_err(|_| ENOSPC)
             }

@@ -41,6 +41,22 @@ copy_dynamic() {
 rdma=$(command -v rdma) || die "rdma not found (Debian package iproute2)"
 copy_dynamic "$rdma"
 
+# perftest's atomic tests, the benchmark's anchor (tests/vm/bench.sh), with
+# libibverbs' rxe provider, which libibverbs loads by name from its
+# directory as /etc/libibverbs.d/rxe.driver says. Only the benchmark runs
+# them; an image without them (perftest not installed) says so there.
+if command -v ib_atomic_lat >/dev/null && command -v ib_atomic_bw >/dev/null; then
+	copy_dynamic "$(command -v ib_atomic_lat)"
+	copy_dynamic "$(command -v ib_atomic_bw)"
+	for lib in /usr/lib/*-linux-gnu/libibverbs/librxe-rdmav*.so; do
+		[ -e "$lib" ] || continue
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+	mkdir -p "$root/etc/libibverbs.d"
+	cp /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/" 2>/dev/null || true
+fi
+
 # Modules: the kernel's, plus the tree's as out-of-tree "extra" modules.
 # MLX_EXT_GUEST_MODULES, a lib/modules directory, replaces both: the guest
 # gets exactly what was installed there (scripts/dkms-check.sh installs

@@ -16,6 +16,7 @@ DEB_PACKAGES=(
 	busybox-static iproute2                 # guest userland, `rdma` tool
 	gcc libc6-dev                           # the production kernel; the guest's static C helpers (tests/vm/*.c)
 	dkms                                    # make check installs mlx_ext with it (staged)
+	perftest ibverbs-providers              # make bench-vm's anchor: ib_atomic_lat/bw on rxe0
 )
 # The kernel needs bindgen >= 0.65.1; one pinned version, so that a new
 # release never changes the kernel cache key (lib.sh) behind anyone's back.

@@ -112,10 +112,12 @@ unsafe impl<T: Handler> Send for PoolInner<T> {}
 // SAFETY: as above.
 unsafe impl<T: Handler> Sync for PoolInner<T> {}
 
-/// Chunks made, chunks alive, and requests taken, since the module loaded.
+/// Chunks made, chunks freed, requests taken and work requests posted,
+/// since the module loaded.
 static CHUNKS_MADE: AtomicU64 = AtomicU64::new(0);
 static CHUNKS_FREED: AtomicU64 = AtomicU64::new(0);
 static TAKEN: AtomicU64 = AtomicU64::new(0);
+static POSTED: AtomicU64 = AtomicU64::new(0);
 
 /// What every pool did since the module loaded.
 #[derive(Clone, Copy, Debug)]
@@ -126,6 +128,9 @@ pub struct Stats {
     pub chunks_live: u64,
     /// Requests taken.
     pub taken: u64,
+    /// Work requests posted (a request may be posted more than once: an
+    /// emulation's compare-and-swaps).
+    pub posted: u64,
 }
 
 /// The counters of every pool.
@@ -135,7 +140,13 @@ pub fn stats() -> Stats {
         chunks_made: made,
         chunks_live: made.saturating_sub(CHUNKS_FREED.load(Ordering::Relaxed)),
         taken: TAKEN.load(Ordering::Relaxed),
+        posted: POSTED.load(Ordering::Relaxed),
     }
+}
+
+/// Counts a work request the driver accepted.
+pub(super) fn count_posted() {
+    POSTED.fetch_add(1, Ordering::Relaxed);
 }
 
 impl<T: Handler> PoolInner<T> {

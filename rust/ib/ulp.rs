@@ -234,6 +234,7 @@ impl Qp {
             // once.
             return Err((e, unsafe { Request::from_posted(cqe) }));
         }
+        super::request::count_posted();
         Ok(())
     }
 

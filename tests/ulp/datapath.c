@@ -584,18 +584,44 @@ static s64 bench_4way(struct contend_set *cs, u32 opcode, u32 ops, bool shared,
 	return div64_u64((u64)NT * ops * NSEC_PER_SEC, max_t(u64, ns, 1));
 }
 
-static size_t bench_line(size_t n, const char *name, s64 v, const char *unit,
-			 u64 wrs, u32 ops)
+/* A figure over rounds: its mean, and its lowest and highest round. */
+struct bench_fig {
+	s64 err;		/* a negative errno, or 0 */
+	u64 sum, min, max;	/* of the rounds' values */
+	u64 wrs;
+	u32 ops, rounds;
+};
+
+static void fig_add(struct bench_fig *f, s64 v, u64 wrs, u32 ops)
 {
-	if (v < 0)
+	if (v < 0) {
+		f->err = v;
+		return;
+	}
+	f->sum += v;
+	f->min = f->rounds ? min_t(u64, f->min, v) : v;
+	f->max = max_t(u64, f->max, v);
+	f->wrs += wrs;
+	f->ops += ops;
+	f->rounds++;
+}
+
+/* "NAME MEAN UNIT (W WR/op) min MIN max MAX rounds R" */
+static size_t bench_line(size_t n, const char *name, const struct bench_fig *f,
+			 const char *unit)
+{
+	if (f->err || !f->rounds || !f->ops)
 		return n + scnprintf(tu_result + n, RESULT_MAX - n, "%s error %lld\n",
-				     name, v);
+				     name, f->err ? f->err : -EIO);
 	return n + scnprintf(tu_result + n, RESULT_MAX - n,
-			     "%s %lld %s (%llu.%02llu WR/op)\n", name, v, unit,
-			     div_u64(wrs, ops), div_u64(wrs * 100, ops) % 100);
+			     "%s %llu %s (%llu.%02llu WR/op) min %llu max %llu rounds %u\n",
+			     name, div_u64(f->sum, f->rounds), unit,
+			     div_u64(f->wrs, f->ops), div_u64(f->wrs * 100, f->ops) % 100,
+			     f->min, f->max, f->rounds);
 }
 
 #define BENCH_ROUNDS 8
+#define BENCH_4WAY_ROUNDS 4
 
 static const struct bench_kind {
 	const char *name;
@@ -610,23 +636,44 @@ static const struct bench_kind {
 	{ "masked_fa_cold", MLX_EXT_MASKED_FETCH_ADD, true, false, false },
 };
 
+static const struct bench_4way_kind {
+	const char *name;
+	u32 opcode;
+	bool shared;
+} kinds_4way[] = {
+	{ "fa_4way", MLX_EXT_ATOMIC_FETCH_ADD, false },
+	{ "masked_fa_4way", MLX_EXT_MASKED_FETCH_ADD, false },
+	{ "fa_4way_1qp", MLX_EXT_ATOMIC_FETCH_ADD, true },
+	{ "masked_fa_4way_1qp", MLX_EXT_MASKED_FETCH_ADD, true },
+};
+
+/* The @i-th kind of @count in round @r: forwards in even rounds, backwards
+ * in odd ones, so that no kind always runs first or after another.
+ */
+static unsigned int bench_order(unsigned int r, unsigned int i, unsigned int count)
+{
+	return (r & 1) ? count - 1 - i : i;
+}
+
 int run_bench(struct ib_device *dev, enum ib_poll_context poll, u32 ops,
 	      bool full)
 {
-	s64 ns[ARRAY_SIZE(kinds)] = {};
-	u64 wr[ARRAY_SIZE(kinds)] = {};
+	struct bench_fig seq[ARRAY_SIZE(kinds)] = {};
+	struct bench_fig way[ARRAY_SIZE(kinds_4way)] = {};
 	u32 per_round = ops / BENCH_ROUNDS;
+	u32 per_thread = ops / (NT * BENCH_4WAY_ROUNDS);
 	struct contend_set *cs;
 	struct loop *l;
 	const char *stage;
-	unsigned int r, k;
+	unsigned int r, i, k;
 	size_t n = 0;
 	u64 wrs;
 	s64 v;
 	int err = 0;
 	u32 w;
 
-	if (per_round == 0 || ops > 100000 || poll == IB_POLL_DIRECT)
+	if (per_round == 0 || per_thread == 0 || ops > 100000 ||
+	    poll == IB_POLL_DIRECT)
 		return -EINVAL;
 	cs = kzalloc(sizeof(*cs), GFP_KERNEL);
 	if (!cs)
@@ -641,12 +688,14 @@ int run_bench(struct ib_device *dev, enum ib_poll_context poll, u32 ops,
 	for (w = 0; w < WORDS_PER_PAGE; w++)
 		WRITE_ONCE(l->target[w], 0x5555555555555555ULL + w);
 	/*
-	 * The sequential figures are taken in rounds, each kind in turn, so
-	 * that a drift of the machine's speed (an emulated CPU's is large)
-	 * weighs on all of them alike.
+	 * The figures are taken in rounds, each kind in turn, in alternating
+	 * order, so that a drift of the machine's speed (an emulated CPU's is
+	 * large) weighs on all of them alike; each shows its mean, and its
+	 * lowest and highest round.
 	 */
 	for (r = 0; r < BENCH_ROUNDS; r++) {
-		for (k = 0; k < ARRAY_SIZE(kinds); k++) {
+		for (i = 0; i < ARRAY_SIZE(kinds); i++) {
+			k = bench_order(r, i, ARRAY_SIZE(kinds));
 			if (!full && !kinds[k].short_run)
 				continue;
 			if (kinds[k].verbs) {
@@ -656,32 +705,24 @@ int run_bench(struct ib_device *dev, enum ib_poll_context poll, u32 ops,
 				v = bench_seq(l, kinds[k].opcode, per_round,
 					      kinds[k].cold, &wrs);
 			}
-			if (v < 0) {
-				ns[k] = v;
-				continue;
-			}
-			if (ns[k] >= 0)
-				ns[k] += v * per_round;
-			wr[k] += wrs;
+			fig_add(&seq[k], v, wrs, per_round);
 		}
 	}
-	for (k = 0; k < ARRAY_SIZE(kinds); k++) {
-		if (!full && !kinds[k].short_run)
-			continue;
-		n = bench_line(n, kinds[k].name,
-			       ns[k] < 0 ? ns[k] : div_u64(ns[k], per_round * BENCH_ROUNDS),
-			       "ns/op", wr[k], per_round * BENCH_ROUNDS);
-	}
+	for (k = 0; k < ARRAY_SIZE(kinds); k++)
+		if (full || kinds[k].short_run)
+			n = bench_line(n, kinds[k].name, &seq[k], "ns/op");
 	if (!full)
 		goto out;
-	v = bench_4way(cs, MLX_EXT_ATOMIC_FETCH_ADD, ops / NT, false, &wrs);
-	n = bench_line(n, "fa_4way", v, "ops/s", wrs, ops / NT * NT);
-	v = bench_4way(cs, MLX_EXT_MASKED_FETCH_ADD, ops / NT, false, &wrs);
-	n = bench_line(n, "masked_fa_4way", v, "ops/s", wrs, ops / NT * NT);
-	v = bench_4way(cs, MLX_EXT_ATOMIC_FETCH_ADD, ops / NT, true, &wrs);
-	n = bench_line(n, "fa_4way_1qp", v, "ops/s", wrs, ops / NT * NT);
-	v = bench_4way(cs, MLX_EXT_MASKED_FETCH_ADD, ops / NT, true, &wrs);
-	n = bench_line(n, "masked_fa_4way_1qp", v, "ops/s", wrs, ops / NT * NT);
+	for (r = 0; r < BENCH_4WAY_ROUNDS; r++) {
+		for (i = 0; i < ARRAY_SIZE(kinds_4way); i++) {
+			k = bench_order(r, i, ARRAY_SIZE(kinds_4way));
+			v = bench_4way(cs, kinds_4way[k].opcode, per_thread,
+				       kinds_4way[k].shared, &wrs);
+			fig_add(&way[k], v, wrs, per_thread * NT);
+		}
+	}
+	for (k = 0; k < ARRAY_SIZE(kinds_4way); k++)
+		n = bench_line(n, kinds_4way[k].name, &way[k], "ops/s");
 out:
 	contend_teardown(cs);
 	kfree(cs);
