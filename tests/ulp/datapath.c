@@ -8,6 +8,7 @@
 
 #include <linux/kthread.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <rdma/ib_verbs.h>
 #include <mlx_ext/mlx_ext.h>
 
@@ -655,11 +656,52 @@ static unsigned int bench_order(unsigned int r, unsigned int i, unsigned int cou
 	return (r & 1) ? count - 1 - i : i;
 }
 
+/* run_bench's figures, and each round's value of each. */
+struct bench_figs {
+	struct bench_fig seq[ARRAY_SIZE(kinds)];
+	struct bench_fig way[ARRAY_SIZE(kinds_4way)];
+	s64 per[ARRAY_SIZE(kinds)][BENCH_ROUNDS];
+	s64 per_4way[ARRAY_SIZE(kinds_4way)][BENCH_4WAY_ROUNDS];
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * "ratio NAME/BASE MEDIAN min MIN max MAX": NAME's figure over BASE's,
+ * taken round by round (the two ran in the same round, so a drift of the
+ * machine's speed between rounds cancels out): the median and the range of
+ * the rounds' ratios.
+ */
+static size_t bench_ratio(size_t n, const char *name, const char *base,
+			  const s64 *v, const s64 *b, unsigned int rounds)
+{
+	u64 r[BENCH_ROUNDS];
+	unsigned int i;
+
+	BUILD_BUG_ON(BENCH_4WAY_ROUNDS > BENCH_ROUNDS);
+
+	for (i = 0; i < rounds; i++) {
+		if (v[i] <= 0 || b[i] <= 0)
+			return n;
+		r[i] = div64_u64((u64)v[i] * 1000, b[i]);
+	}
+	sort(r, rounds, sizeof(r[0]), cmp_u64, NULL);
+	return n + scnprintf(tu_result + n, RESULT_MAX - n,
+			     "ratio %s/%s %llu.%03llu min %llu.%03llu max %llu.%03llu\n",
+			     name, base, div_u64(r[rounds / 2], 1000), r[rounds / 2] % 1000,
+			     div_u64(r[0], 1000), r[0] % 1000,
+			     div_u64(r[rounds - 1], 1000), r[rounds - 1] % 1000);
+}
+
 int run_bench(struct ib_device *dev, enum ib_poll_context poll, u32 ops,
 	      bool full)
 {
-	struct bench_fig seq[ARRAY_SIZE(kinds)] = {};
-	struct bench_fig way[ARRAY_SIZE(kinds_4way)] = {};
+	struct bench_figs *f;
 	u32 per_round = ops / BENCH_ROUNDS;
 	u32 per_thread = ops / (NT * BENCH_4WAY_ROUNDS);
 	struct contend_set *cs;
@@ -676,8 +718,12 @@ int run_bench(struct ib_device *dev, enum ib_poll_context poll, u32 ops,
 	    poll == IB_POLL_DIRECT)
 		return -EINVAL;
 	cs = kzalloc(sizeof(*cs), GFP_KERNEL);
-	if (!cs)
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!cs || !f) {
+		kfree(cs);
+		kfree(f);
 		return -ENOMEM;
+	}
 	l = &cs->l;
 	tu_result[0] = 0;
 	stage = contend_setup(cs, dev, poll, ops, &err);
@@ -705,12 +751,18 @@ int run_bench(struct ib_device *dev, enum ib_poll_context poll, u32 ops,
 				v = bench_seq(l, kinds[k].opcode, per_round,
 					      kinds[k].cold, &wrs);
 			}
-			fig_add(&seq[k], v, wrs, per_round);
+			fig_add(&f->seq[k], v, wrs, per_round);
+			f->per[k][r] = v;
 		}
 	}
 	for (k = 0; k < ARRAY_SIZE(kinds); k++)
 		if (full || kinds[k].short_run)
-			n = bench_line(n, kinds[k].name, &seq[k], "ns/op");
+			n = bench_line(n, kinds[k].name, &f->seq[k], "ns/op");
+	/* Kind 1 is the native CAS through mlx_ext, the others' baseline. */
+	for (k = 0; full && k < ARRAY_SIZE(kinds); k++)
+		if (k != 1)
+			n = bench_ratio(n, kinds[k].name, kinds[1].name, f->per[k], f->per[1],
+					BENCH_ROUNDS);
 	if (!full)
 		goto out;
 	for (r = 0; r < BENCH_4WAY_ROUNDS; r++) {
@@ -718,14 +770,21 @@ int run_bench(struct ib_device *dev, enum ib_poll_context poll, u32 ops,
 			k = bench_order(r, i, ARRAY_SIZE(kinds_4way));
 			v = bench_4way(cs, kinds_4way[k].opcode, per_thread,
 				       kinds_4way[k].shared, &wrs);
-			fig_add(&way[k], v, wrs, per_thread * NT);
+			fig_add(&f->way[k], v, wrs, per_thread * NT);
+			f->per_4way[k][r] = v;
 		}
 	}
 	for (k = 0; k < ARRAY_SIZE(kinds_4way); k++)
-		n = bench_line(n, kinds_4way[k].name, &way[k], "ops/s");
+		n = bench_line(n, kinds_4way[k].name, &f->way[k], "ops/s");
+	/* Throughputs: kinds 1 and 3 (masked) over kinds 0 and 2 (plain). */
+	n = bench_ratio(n, kinds_4way[1].name, kinds_4way[0].name, f->per_4way[1],
+			f->per_4way[0], BENCH_4WAY_ROUNDS);
+	n = bench_ratio(n, kinds_4way[3].name, kinds_4way[2].name, f->per_4way[3],
+			f->per_4way[2], BENCH_4WAY_ROUNDS);
 out:
 	contend_teardown(cs);
 	kfree(cs);
+	kfree(f);
 	return 0;
 }
 

@@ -18,7 +18,7 @@
 
 #define NWORDS 8
 #define TIMEOUT_MS 5000
-#define RESULT_MAX 1024
+#define RESULT_MAX 4096
 
 extern char tu_result[RESULT_MAX];
 
