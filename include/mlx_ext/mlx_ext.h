@@ -40,7 +40,9 @@
  *   mlx_ext_(un)register_guid_notifier(): process context; sleep.
  *   Callbacks: @done of struct mlx_ext_atomic runs in the send CQ's
  *     completion context (softirq for IB_POLL_SOFTIRQ, the CQ's work item
- *     for IB_POLL_WORKQUEUE and IB_POLL_UNBOUND_WORKQUEUE) and must not
+ *     for IB_POLL_WORKQUEUE and IB_POLL_UNBOUND_WORKQUEUE, the polling
+ *     thread for IB_POLL_DIRECT; or, for operations still waiting when
+ *     mlx_ext_destroy_qp() could not drain the QP, its caller) and must not
  *     sleep; GUID notifiers run in process context (a work item).
  *
  * Devices: pass a device the ULP holds (between its ib_client's add and
@@ -314,8 +316,8 @@ typedef void (*mlx_ext_atomic_done_t)(struct mlx_ext_atomic *op);
  *          compare-and-swap that was flushed or timed out (never on the
  *          wire: not carried out; since 1.3),
  *          -ESHUTDOWN stopped by mlx_ext_destroy_qp() or
- *          mlx_ext_detach_qp() between two compare-and-swaps of an
- *          emulation (not carried out), -EACCES remote access refused
+ *          mlx_ext_detach_qp() before or between the compare-and-swaps of
+ *          an emulation (not carried out), -EACCES remote access refused
  *          (rkey, rights, bounds), -EREMOTEIO invalid request at the
  *          responder, -EINVAL local length error, -EFAULT local protection
  *          or access error, -EAGAIN an emulation that lost the race to
@@ -323,8 +325,10 @@ typedef void (*mlx_ext_atomic_done_t)(struct mlx_ext_atomic *op);
  *          any other completion status; or, when posting a further
  *          compare-and-swap of an emulation failed, what ib_post_send()
  *          returned (-ENOMEM: send queue full; -EOPNOTSUPP)
- * @wc_status: the ib_wc_status of the last work completion (IB_WC_SUCCESS
- *             when @status is not from a completion)
+ * @wc_status: the ib_wc_status of the work completion that ended the
+ *             operation (a combined one's: its batch's; one that waited
+ *             behind a failed compare-and-swap: that failure's), or
+ *             IB_WC_SUCCESS when no completion ended it
  * @response: the word's value before the operation, in host order (for a
  *            4-byte operation, its 4 bytes' value, in the low 32 bits)
  * @raw_response: the 8 bytes the adapter wrote, unconverted: big-endian on
