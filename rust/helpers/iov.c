@@ -20,14 +20,21 @@
 #include <mlx_ext/helpers.h>
 #include <mlx_ext/sim.h>
 
-static bool sm_guid_assign = true;
-module_param(sm_guid_assign, bool, 0444);
+/*
+ * An int, read as mlx4_ib's parameter of the same name is
+ * (drivers/infiniband/hw/mlx4/main.c:74-76, "Enable SM alias_GUID
+ * assignment if sm_guid_assign > 0"), so that what scripts write for mlx4
+ * works here: 1 or 0 (any value above 0 enables); it reads back as written.
+ * The default stays the seed's, 1 (mlx4_ib's is 0).
+ */
+static int sm_guid_assign = 1;
+module_param(sm_guid_assign, int, 0444);
 MODULE_PARM_DESC(sm_guid_assign,
-		 "Ask the subnet manager for a GUID for each VF's entry 0 when a VF GUID table starts (default 1; 0: every VF GUID is the administrator's to write)");
+		 "Ask the subnet manager for a GUID for each VF's entry 0 when a VF GUID table starts if sm_guid_assign > 0 (default 1; 0: every VF GUID is the administrator's to write)");
 
 bool mlx_ext_sm_guid_assign(void)
 {
-	return READ_ONCE(sm_guid_assign);
+	return READ_ONCE(sm_guid_assign) > 0;
 }
 
 struct mlx_ext_dwork {

@@ -260,9 +260,11 @@ test_guid_tree_split() {
 # asked for each VF's base entry, one request per record that has one, and
 # grants them; every other entry reads 0 in gids and all ones in
 # admin_guids; the PF's entry 0 is the port GUID. sm_guid_assign=0: the SM
-# is asked nothing, and only the PF's entry 0 is valid.
+# is asked nothing, and only the PF's entry 0 is valid. The parameter is an
+# int read as mlx4_ib's (main.c: "if sm_guid_assign > 0"): 2 enables, -1
+# disables, and Y (a bool's spelling) is refused at load.
 test_guid_initial_tables() {
-	expect_eq "$(cat /sys/module/mlx_ext/parameters/sm_guid_assign)" Y "sm_guid_assign default" || return 1
+	expect_eq "$(cat /sys/module/mlx_ext/parameters/sm_guid_assign)" 1 "sm_guid_assign default" || return 1
 	expect_eq "$(stat -c %a /sys/module/mlx_ext/parameters/sm_guid_assign)" 444 "parameter mode" || return 1
 	sim_new "322 cx3 1 5" || return 1
 	d=mlxsim322 I=$IB/mlxsim322/iov
@@ -291,19 +293,45 @@ test_guid_initial_tables() {
 	# The test ULP uses mlx_ext's API: it goes first, and comes back after.
 	ulp_loaded=0
 	[ -e /sys/module/mlx_ext_test_ulp ] && ulp_loaded=1 && rmmod mlx_ext_test_ulp
-	rmmod mlx_ext && modprobe mlx_ext sm_guid_assign=0 || return 1
-	sim_new "323 cx3 1 5" || return 1
-	d=mlxsim323 I=$IB/mlxsim323/iov
-	sleep 1.5
-	n_req=$(sa_log $d 1 | wc -l)
-	states=$(for f in $(fn_dirs $d); do cat $I/$f/ports/1/state; done | tr '\n' ' ')
-	admins=$(cat $I/ports/1/admin_guids/* | sort | uniq -c | tr -s ' ' | tr '\n' ';')
-	sim_del 323
-	rmmod mlx_ext && modprobe mlx_ext || return 1
+	rc=0
+	for v in 0 -1 2; do
+		rmmod mlx_ext && modprobe mlx_ext sm_guid_assign=$v || { rc=1; break; }
+		got=$(cat /sys/module/mlx_ext/parameters/sm_guid_assign)
+		sim_new "323 cx3 1 5" || { rc=1; break; }
+		d=mlxsim323 I=$IB/mlxsim323/iov
+		if [ $v = 2 ]; then
+			wait_until 10 gid_is $d 103 $(sm_guid 323 103) || { echo "sm_guid_assign=2: VF5's base never granted"; rc=1; }
+			n_req=$(sa_log $d 1 | wc -l)
+			sim_del 323
+			expect_eq "$got" 2 "sm_guid_assign=2 reads back" || rc=1
+			expect_eq "$n_req" 5 "sm_guid_assign=2: SA requests" || rc=1
+			break
+		fi
+		sleep 1.5
+		n_req=$(sa_log $d 1 | wc -l)
+		states=$(for f in $(fn_dirs $d); do cat $I/$f/ports/1/state; done | tr '\n' ' ')
+		admins=$(cat $I/ports/1/admin_guids/* | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+		sim_del 323
+		expect_eq "$got" "$v" "sm_guid_assign=$v reads back" &&
+			expect_eq "$n_req" 0 "sm_guid_assign=$v: SA requests" &&
+			expect_eq "$states" "up down down down down down " "sm_guid_assign=$v: states" &&
+			expect_eq "$admins" " 1 2c90300014301; 127 ffffffffffffffff;" "sm_guid_assign=$v: admin values" ||
+			{ rc=1; break; }
+	done
+	# A bool's spelling, as the parameter was before: refused at load.
+	if [ $rc = 0 ]; then
+		rmmod mlx_ext || rc=1
+		if modprobe mlx_ext sm_guid_assign=Y 2>/dev/null; then
+			echo "sm_guid_assign=Y accepted"
+			rc=1
+		fi
+		dmesg | tail -n 5 | grep -q "invalid for parameter .sm_guid_assign" ||
+			{ echo "no message for sm_guid_assign=Y"; rc=1; }
+	fi
+	[ -e /sys/module/mlx_ext ] && rmmod mlx_ext
+	modprobe mlx_ext || return 1
 	[ $ulp_loaded = 0 ] || modprobe mlx_ext_test_ulp || return 1
-	expect_eq "$n_req" 0 "sm_guid_assign=0: SA requests" || return 1
-	expect_eq "$states" "up down down down down down " "sm_guid_assign=0: states" || return 1
-	expect_eq "$admins" " 1 2c90300014301; 127 ffffffffffffffff;" "sm_guid_assign=0: admin values"
+	return $rc
 }
 
 # Administrator writes reach the SA at once and come back operational: a
