@@ -303,6 +303,20 @@ static struct ulp_dev *find_dev(char *name)
 	return NULL;
 }
 
+/* Frees what "hold" allocated on @d (any of it may be NULL). */
+static void held_free(struct ulp_dev *d)
+{
+	kfree(d->held);
+	kfree(d->ops);
+	kfree(d->api_ops);
+	kfree(d->api_calls);
+	d->held = NULL;
+	d->ops = NULL;
+	d->api_ops = NULL;
+	d->api_calls = NULL;
+	d->api_n = 0;
+}
+
 static void release(struct ulp_dev *d)
 {
 	u32 i;
@@ -315,15 +329,7 @@ static void release(struct ulp_dev *d)
 	for (i = 0; i < d->api_n; i++)
 		if (atomic_read(&d->api_calls[i].calls) != 1)
 			atomic_inc(&api_other);
-	kfree(d->held);
-	kfree(d->ops);
-	kfree(d->api_ops);
-	kfree(d->api_calls);
-	d->held = NULL;
-	d->ops = NULL;
-	d->api_ops = NULL;
-	d->api_calls = NULL;
-	d->api_n = 0;
+	held_free(d);
 }
 
 static int hold(struct ulp_dev *d, u32 n, bool api)
@@ -341,14 +347,7 @@ static int hold(struct ulp_dev *d, u32 n, bool api)
 	d->api_ops = kcalloc(n ? n : 1, sizeof(*d->api_ops), GFP_KERNEL);
 	d->api_calls = kcalloc(n ? n : 1, sizeof(*d->api_calls), GFP_KERNEL);
 	if (!d->held || !d->ops || !d->api_ops || !d->api_calls) {
-		kfree(d->held);
-		kfree(d->ops);
-		kfree(d->api_ops);
-		kfree(d->api_calls);
-		d->held = NULL;
-		d->ops = NULL;
-		d->api_ops = NULL;
-		d->api_calls = NULL;
+		held_free(d);
 		return -ENOMEM;
 	}
 	stage = loop_setup_api(d->held, d->dev, d->dev, IB_POLL_WORKQUEUE,
