@@ -240,23 +240,28 @@ fn the_earliest_overdue_record_goes_first() {
     port.engine.set_admin(ent(9), 0x9, 8 * S).unwrap();
     port.engine.set_admin(ent(25), 0x25, 8 * S).unwrap();
     assert_eq!(port.engine.next_wakeup(), Some(5 * S));
+    // Each request fails: the port waits its SA backoff (1, then 2 s)
+    // before the next, which is still the earliest overdue record.
+    let mut now = 10 * S;
     let order: Vec<u8> = (0..3)
         .map(|_| {
-            let Action::Send(r) = port.engine.next_action(10 * S) else {
+            let Action::Send(r) = port.engine.next_action(now) else {
                 panic!("a request is due");
             };
             assert_eq!(
-                port.engine.next_action(10 * S),
-                Action::Sleep(Some(20 * S)),
+                port.engine.next_action(now),
+                Action::Sleep(Some(now + 10 * S)),
                 "one request at a time, until the watchdog"
             );
             port.engine
-                .answer(&Answer::failed(&r, AnswerStatus::Error), 10 * S)
+                .answer(&Answer::failed(&r, AnswerStatus::Error), now)
                 .unwrap();
+            now = port.engine.next_wakeup().unwrap();
             r.record.get()
         })
         .collect();
     assert_eq!(order, [2, 1, 3]);
+    assert_eq!(now, 17 * S, "held 1, 2 and then 4 s");
 }
 
 #[test]
@@ -337,9 +342,11 @@ fn failures_retry_the_whole_request_without_touching_backoff() {
     port.sm.decline(ent(6), 2);
     port.run_until(S); // declined at 0 and 1 s: backoff 2
     assert_eq!(port.engine.backoff_secs(ent(6)), 2);
+    // The port's SA backoff: 1 s after the first failure, 2 s after the
+    // second; a port that is not active waits 5 s and leaves it.
     for (mode, delay) in [
         (SimMode::Error, 1),
-        (SimMode::Timeout, 1),
+        (SimMode::Timeout, 2),
         (SimMode::PortDown, 5),
     ] {
         port.sm.set_mode(mode);
@@ -348,7 +355,7 @@ fn failures_retry_the_whole_request_without_touching_backoff() {
         port.pump();
         assert_eq!(port.send_times_of(6).len(), before + 1);
         assert_eq!(
-            port.engine.due(ent(6)),
+            port.engine.next_wakeup(),
             Some(port.now + delay * S),
             "{mode:?}"
         );
@@ -544,31 +551,63 @@ impl SmBackend for Unreachable {
 
 #[test]
 fn failed_sends_reschedule_every_due_record_in_one_run() {
-    for (error, delay) in [(SubmitError::PortDown, 5), (SubmitError::Failed, 1)] {
-        let mut engine = Port::new(3, false).engine;
-        for entry in [9u8, 17, 25, 26] {
-            engine.set_admin(ent(entry), u64::from(entry), 0).unwrap();
-        }
-        let mut sm = Unreachable(error, 0);
-        assert_eq!(engine.run(&mut sm, 0), Some(delay * S), "{error:?}");
-        assert_eq!(sm.1, 3, "one send per record");
-        assert_eq!(engine.outstanding(), None);
-        for entry in [9u8, 17, 25, 26] {
-            assert_eq!(
-                engine.due(ent(entry)),
-                Some(delay * S),
-                "{error:?} entry {entry}"
-            );
-            assert_eq!(engine.backoff_secs(ent(entry)), 0);
-        }
+    // A port that is not active: every record is tried once and waits 5 s.
+    let mut engine = Port::new(3, false).engine;
+    for entry in [9u8, 17, 25, 26] {
+        engine.set_admin(ent(entry), u64::from(entry), 0).unwrap();
     }
+    let mut sm = Unreachable(SubmitError::PortDown, 0);
+    assert_eq!(engine.run(&mut sm, 0), Some(5 * S));
+    assert_eq!(sm.1, 3, "one send per record");
+    assert_eq!(engine.outstanding(), None);
+    for entry in [9u8, 17, 25, 26] {
+        assert_eq!(engine.due(ent(entry)), Some(5 * S), "entry {entry}");
+        assert_eq!(engine.backoff_secs(ent(entry)), 0);
+    }
+}
+
+#[test]
+fn a_failed_send_holds_the_port_for_its_sa_backoff() {
+    // The SA failing a request fails the others alike: one send, then the
+    // port waits 1 s; the failed record's entries too, the others as due.
+    let mut engine = Port::new(3, false).engine;
+    for entry in [9u8, 17, 25, 26] {
+        engine.set_admin(ent(entry), u64::from(entry), 0).unwrap();
+    }
+    let mut sm = Unreachable(SubmitError::Failed, 0);
+    assert_eq!(engine.run(&mut sm, 0), Some(S));
+    assert_eq!(sm.1, 1, "one send, then the hold");
+    assert_eq!(engine.sa_backoff_secs(), 1);
+    // The failed record's entries are due when the hold ends, the others
+    // as they were (held back by the port).
+    assert_eq!(engine.due(ent(9)), Some(S));
+    assert_eq!(engine.due(ent(17)), Some(0));
+    assert_eq!(engine.next_wakeup(), Some(S));
+    assert_eq!(
+        engine.backoff_secs(ent(9)),
+        0,
+        "an entry's own backoff is untouched"
+    );
+    assert_eq!(
+        engine.run(&mut sm, S / 2),
+        Some(S),
+        "nothing before the hold ends"
+    );
+    assert_eq!(sm.1, 1);
+    assert_eq!(engine.run(&mut sm, S), Some(3 * S));
+    assert_eq!(sm.1, 2);
+    assert_eq!(engine.sa_backoff_secs(), 2);
 }
 
 #[test]
 fn run_with_a_backend_that_always_fails_ends_and_returns_the_next_wakeup() {
     // Every record holds a due SET (entry 8r + 1) and a due DELETE (entry
-    // 8r + 2): 32 requests, each of which fails, in one run.
-    for (error, delay) in [(SubmitError::PortDown, 5), (SubmitError::Failed, 1)] {
+    // 8r + 2): with the port down, 32 requests, each of which fails, in one
+    // run; with the SA failing, one per run, the port's backoff doubling.
+    for (error, sends, first, second) in [
+        (SubmitError::PortDown, 32, 5, 10),
+        (SubmitError::Failed, 1, 1, 3),
+    ] {
         let mut engine = Port::new(0, false).engine;
         for record in RecordIdx::all() {
             let first = record.first_entry().get();
@@ -577,22 +616,24 @@ fn run_with_a_backend_that_always_fails_ends_and_returns_the_next_wakeup() {
             engine.set_admin(ent(first + 2), GUID_DELETE, 0).unwrap();
         }
         let mut sm = Unreachable(error, 0);
-        assert_eq!(engine.run(&mut sm, 0), Some(delay * S), "{error:?}");
-        assert_eq!(sm.1, 32, "{error:?}: each request sent once");
+        assert_eq!(engine.run(&mut sm, 0), Some(first * S), "{error:?}");
+        assert_eq!(sm.1, sends, "{error:?}: sends in one run");
         assert_eq!(engine.outstanding(), None);
-        assert!(
-            EntryIdx::all().all(|e| engine.due(e).map_or(true, |d| d == delay * S)),
-            "{error:?}: every entry retried after {delay} s"
-        );
         // The same at the retry: the run ends again.
-        assert_eq!(engine.run(&mut sm, delay * S), Some(2 * delay * S));
-        assert_eq!(sm.1, 64);
+        assert_eq!(
+            engine.run(&mut sm, first * S),
+            Some(second * S),
+            "{error:?}"
+        );
+        assert_eq!(sm.1, 2 * sends, "{error:?}");
     }
 }
 
 #[test]
 fn a_failed_send_reschedules_its_entries_and_the_next_request_goes_out() {
-    for (error, delay) in [(SubmitError::Failed, 1), (SubmitError::PortDown, 5)] {
+    // A port that is not active: the next record goes out at once (an SA
+    // failure holds the port instead: the test below).
+    for (error, delay) in [(SubmitError::PortDown, 5)] {
         let mut engine = Port::new(2, false).engine;
         engine.set_admin(ent(9), 0x99, 0).unwrap();
         engine.set_admin(ent(10), 0x1010, 0).unwrap();
@@ -635,6 +676,148 @@ fn a_failed_send_reschedules_its_entries_and_the_next_request_goes_out() {
             panic!("{error:?}: record 1 is due again");
         };
         assert_eq!((again.record.get(), again.mask), (1, 0b110));
+    }
+}
+
+#[test]
+fn after_an_sa_failure_the_next_request_waits_the_hold_and_an_answer_ends_it() {
+    let mut engine = Port::new(2, false).engine;
+    engine.set_admin(ent(9), 0x99, 0).unwrap();
+    engine.set_admin(ent(10), 0x1010, 0).unwrap();
+    engine.set_admin(ent(17), 0x1717, S).unwrap();
+    let Action::Send(first) = engine.next_action(2 * S) else {
+        panic!("record 1 is due");
+    };
+    engine
+        .send_failed(first.id, SubmitError::Failed, 2 * S)
+        .unwrap();
+    for entry in [9, 10] {
+        assert_eq!(
+            engine.due(ent(entry)),
+            Some(3 * S),
+            "due when the hold ends"
+        );
+        assert_eq!(engine.backoff_secs(ent(entry)), 0);
+    }
+    assert_eq!(engine.next_action(2 * S), Action::Sleep(Some(3 * S)));
+    // When the hold ends the record that waited goes first (record 2, due
+    // at 1 s), and once an answer ends the backoff, record 1 at once.
+    let Action::Send(second) = engine.next_action(3 * S) else {
+        panic!("the earliest due record goes out when the hold ends");
+    };
+    assert_eq!(second.record.get(), 2);
+    let answer = Answer {
+        id: second.id,
+        record: second.record,
+        status: AnswerStatus::Ok,
+        guids: second.guids,
+    };
+    engine.answer(&answer, 3 * S).unwrap();
+    assert_eq!(engine.sa_backoff_secs(), 0, "an answer ends the backoff");
+    let Action::Send(again) = engine.next_action(3 * S) else {
+        panic!("record 1 is due");
+    };
+    assert_eq!((again.record.get(), again.mask), (1, 0b110));
+}
+
+#[test]
+fn a_record_the_sa_keeps_failing_does_not_starve_the_others() {
+    // Record 1's request fails at 0 and 1 s; record 2, due since 0, goes
+    // before record 1 when the 2 s hold ends.
+    let mut engine = Port::new(2, false).engine;
+    engine.set_admin(ent(9), 0x99, 0).unwrap();
+    engine.set_admin(ent(17), 0x1717, 0).unwrap();
+    let Action::Send(a) = engine.next_action(0) else {
+        panic!("record 1 is due");
+    };
+    assert_eq!(a.record.get(), 1);
+    engine.send_failed(a.id, SubmitError::Failed, 0).unwrap();
+    let Action::Send(b) = engine.next_action(S) else {
+        panic!("record 2 is due");
+    };
+    assert_eq!(b.record.get(), 2, "the record that waited goes first");
+}
+
+#[test]
+fn an_early_end_of_the_hold_brings_the_failed_entries_back() {
+    // A write during the hold ends it: the entries put off to its end are
+    // due at once, with the write.
+    let mut engine = Port::new(2, false).engine;
+    engine.set_admin(ent(9), 0x99, 0).unwrap();
+    let Action::Send(a) = engine.next_action(0) else {
+        panic!("record 1 is due");
+    };
+    engine.send_failed(a.id, SubmitError::Failed, 0).unwrap();
+    assert_eq!(engine.due(ent(9)), Some(S));
+    engine.set_admin(ent(17), 0x1717, S / 2).unwrap();
+    assert_eq!(engine.due(ent(9)), Some(S / 2));
+    assert_eq!(engine.next_wakeup(), Some(S / 2));
+}
+
+#[test]
+fn entries_held_back_by_the_port_go_at_once_when_the_hold_ends() {
+    // Two records fail in turn; an admin write to a third ends the hold,
+    // and the SA answers again: everything due goes out at once, none
+    // waits for a delay of its own.
+    let mut port = Port::new(3, false);
+    port.sm.set_mode(SimMode::Error);
+    for entry in [9u8, 17] {
+        port.engine
+            .set_admin(ent(entry), u64::from(entry), 0)
+            .unwrap();
+    }
+    port.run_until(10 * S);
+    assert!(port.engine.sa_backoff_secs() >= 4);
+    port.sm.set_mode(SimMode::Accept);
+    port.now = 11 * S;
+    port.engine.set_admin(ent(25), 0x25, port.now).unwrap();
+    port.pump();
+    for entry in [9u8, 17, 25] {
+        assert_eq!(
+            port.engine.oper(ent(entry)),
+            port.engine.admin(ent(entry)),
+            "entry {entry}"
+        );
+    }
+    assert_eq!(port.engine.next_wakeup(), None);
+}
+
+/// The SA backoff's bound: an SA that fails every request (an error status,
+/// or no answer at all) gets at most 20 requests from a port in 10 minutes,
+/// however many records have work; an admin write and a port event each
+/// send at once, and start the backoff over.
+#[test]
+fn an_sa_that_always_fails_gets_few_requests() {
+    for mode in [SimMode::Error, SimMode::Timeout] {
+        let mut port = Port::new(126, true);
+        port.sm.set_mode(mode);
+        port.run_until(600 * S);
+        let n = port.sent.len();
+        assert!(n <= 20, "{mode:?}: {n} requests in 10 minutes");
+        assert!(n >= 5, "{mode:?}: {n} requests: still retrying");
+        assert_eq!(port.engine.sa_backoff_secs(), 60, "{mode:?}");
+        let last = port.sent.last().unwrap().0;
+        port.engine.set_admin(ent(40), 0x4040, last + S).unwrap();
+        port.now = last + S;
+        port.pump();
+        assert_eq!(
+            port.sent.last().unwrap().0,
+            last + S,
+            "{mode:?}: the write at once"
+        );
+        assert_eq!(port.engine.sa_backoff_secs(), 1, "{mode:?}");
+        port.engine.retry_all(last + 2 * S);
+        port.now = last + 2 * S;
+        port.pump();
+        assert_eq!(
+            port.sent.last().unwrap().0,
+            last + 2 * S,
+            "{mode:?}: the event at once"
+        );
+        // Then the SA answers again: everything converges.
+        port.sm.set_mode(SimMode::Accept);
+        port.run();
+        assert_eq!(port.engine.sa_backoff_secs(), 0);
     }
 }
 

@@ -4,8 +4,10 @@
 # with an accepting SA, for a simulated ConnectX-3 with 126 VFs: SA requests
 # and wall time from the device's creation to a converged table, and the
 # same for 1000 admin writes spread over every entry. The floor is one
-# request per record that has work (16 here). A benchmark, not a test: it
-# prints figures and fails only if something could not run.
+# request per record that has work (16 here). Then the requests a port sends
+# in ten minutes to an SA that fails every one (the port's SA backoff). A
+# benchmark, not a test: it prints figures and fails only if something could
+# not run.
 
 . /tests/common.sh
 
@@ -64,3 +66,21 @@ t4=$(now_ms)
 r2=$(($(requests) - r1))
 echo "$WRITES admin writes over entries 1 to 127: written in $((t3 - t2)) ms, converged $((t4 - t2)) ms after the first; $r2 SA requests (floor: 16; $(awk -v r=$r2 -v w=$WRITES 'BEGIN { printf "%.2f", r / w }') per write)"
 echo 0 >$SIM/del_device
+
+# An SA that fails every request (status 0x000c) for ERROR_SECS (600, ten
+# minutes, by default: MLX_EXT_BENCH_ERROR_SECS): the requests the port
+# sends, with 5 VFs whose base GUIDs it asks for at the start. The port's
+# SA backoff (1, 2, 4, ... 60 s) bounds them; the target is 20 at most.
+ERROR_SECS=${MLX_EXT_BENCH_ERROR_SECS:-600}
+echo "1 cx3 1 5" >$SIM/new_device || exit 1
+SA=/sys/kernel/debug/mlx_ext_sim/mlxsim1/sa1
+echo "status 12" >$SA || exit 1
+# The first request may have gone out before the SA was set to fail: the
+# count starts from an admin write, which sends at once.
+T=$IB/mlxsim1/iov/ports/1
+r0=$(requests)
+printf '%x\n' 0x777 >$T/admin_guids/9 || exit 1
+sleep "$ERROR_SECS"
+r3=$(($(requests) - r0))
+echo "SA failing every request for $ERROR_SECS s: $r3 SA requests (target: at most 20 in 600 s)"
+echo 1 >$SIM/del_device

@@ -471,6 +471,44 @@ test_guid_backoff() {
 	sim_del 326
 }
 
+# SA errors back off for the whole port (issue 23 section 2): with the SA
+# answering every request with an error status (0x000c, the method and
+# attribute combination unsupported), writes to entries of 5 records go
+# out as soon as the one request in flight allows, and fail; then, with no
+# write, the port waits 1, 2, 4, 8, 16 s between its requests, whichever
+# record each is for: a handful in 40 s, where a fixed 1 s retry of each record sent about
+# 200. A write goes out at once, and the SA accepting it ends the backoff:
+# every entry converges.
+test_guid_sa_error_backoff() {
+	sim_new "345 cx3 1 5" || return 1
+	d=mlxsim345 A=$IB/mlxsim345/iov/ports/1/admin_guids ctl=$SIMDBG/mlxsim345/sa1
+	wait_until 10 gid_is $d 103 $(sm_guid 345 103) || { echo "start never converged"; return 1; }
+	echo "status 12" >$ctl || return 1
+	n0=$(sa_log $d 1 | wc -l)
+	for e in 10 30 50 70 90; do
+		printf '%x\n' $((0x1000 + e)) >$A/$e || return 1
+	done
+	sleep 40
+	n1=$(sa_log $d 1 | wc -l)
+	gaps=$(ms_apart "$(sa_log $d 1 | tail -n +$((n0 + 1)))")
+	echo "$((n1 - n0)) requests in the 40 s after the writes; gaps $gaps ms"
+	[ $((n1 - n0)) -ge 5 ] && [ $((n1 - n0)) -le 12 ] ||
+		{ echo "expected 5..12 requests"; echo accept >$ctl; sim_del 345; return 1; }
+	# The last three gaps: 4, 8 and 16 s.
+	set -- $gaps
+	shift $(($# - 3))
+	within $1 4000 800 && within $2 8000 800 && within $3 16000 800 ||
+		{ echo "the gaps do not double: $*"; echo accept >$ctl; sim_del 345; return 1; }
+	echo accept >$ctl || return 1
+	echo 0x2010 >$A/10 || return 1
+	for e in 30 50 70 90; do
+		wait_until 10 gid_is $d $e $(printf %016x $((0x1000 + e))) ||
+			{ echo "entry $e never converged"; sim_del 345; return 1; }
+	done
+	wait_until 10 gid_is $d 10 0000000000002010 || { echo "entry 10 never converged"; sim_del 345; return 1; }
+	sim_del 345
+}
+
 # Storms: the SA times out, answers errors, and the port goes down and up,
 # while writes go on; once the SA accepts again every admin value ends up
 # operational, none lost.

@@ -212,6 +212,14 @@ pub struct Engine {
     split: Split,
     entries: [Entry; PORT_GUIDS],
     in_flight: InFlight,
+    /// The port's SA backoff in seconds: raised (1, 2, 4, ... 60) by each
+    /// request that failed or timed out, 0 again after an answer, an admin
+    /// write or a port event. An SA that fails fails every record alike, so
+    /// the backoff is the port's, not an entry's.
+    sa_backoff: u8,
+    /// No request is sent before this time (nanoseconds): the last failed
+    /// request's time plus `sa_backoff`.
+    sa_hold_until: u64,
     next_id: RequestId,
     changed: Set128,
     event_counts: [u32; MAX_FUNCTIONS],
@@ -226,6 +234,8 @@ impl Engine {
         split: Split::NO_VFS,
         entries: [Entry::DELETED; PORT_GUIDS],
         in_flight: InFlight::Idle,
+        sa_backoff: 0,
+        sa_hold_until: 0,
         next_id: RequestId::FIRST,
         changed: Set128::EMPTY,
         event_counts: [0; MAX_FUNCTIONS],
@@ -269,6 +279,8 @@ impl Engine {
         if let InFlight::Outstanding(out) = self.in_flight {
             self.in_flight = InFlight::Dropped(out.request);
         }
+        self.sa_backoff = 0;
+        self.sa_hold_until = 0;
         self.changed = Set128::EMPTY;
         self.event_counts.fill(0);
         Ok(())
@@ -350,7 +362,28 @@ impl Engine {
         e.due = now;
         e.backoff = 0;
         e.generation = e.generation.wrapping_add(1);
+        // An administrator's write goes out at once, SA failures or not.
+        self.clear_sa_backoff(now);
         Ok(())
+    }
+
+    /// Forgets the port's SA backoff at `now`: the next request may go out
+    /// at once, and the entries that the last failure put off to the end of
+    /// its hold are due now.
+    fn clear_sa_backoff(&mut self, now: u64) {
+        let until = self.sa_hold_until;
+        if until > now {
+            for e in self.entries.iter_mut().filter(|e| e.due == until) {
+                e.due = now;
+            }
+        }
+        self.sa_backoff = 0;
+        self.sa_hold_until = 0;
+    }
+
+    /// The port's SA backoff in seconds (0: the last request did not fail).
+    pub fn sa_backoff_secs(&self) -> u8 {
+        self.sa_backoff
     }
 
     /// Parses what user space wrote to `admin_guids/<n>` and sets it (see
@@ -440,6 +473,7 @@ impl Engine {
         for e in self.entries.iter_mut() {
             e.due = e.due.min(now);
         }
+        self.clear_sa_backoff(now);
     }
 
     /// Sends every entry that holds or asks for a GUID to the SM again, at
@@ -456,6 +490,7 @@ impl Engine {
             e.unsure = true;
             e.due = e.due.min(now);
         }
+        self.clear_sa_backoff(now);
     }
 
     /// Returns the time to run of `record`: the earliest time one of its
@@ -473,7 +508,10 @@ impl Engine {
         match &self.in_flight {
             InFlight::Dropped(_) => Some(0),
             InFlight::Outstanding(out) => Some(out.deadline()),
-            InFlight::Idle => EntryIdx::all().filter_map(|e| self.due(e)).min(),
+            InFlight::Idle => EntryIdx::all()
+                .filter_map(|e| self.due(e))
+                .min()
+                .map(|due| due.max(self.sa_hold_until)),
         }
     }
 
@@ -532,7 +570,7 @@ impl Engine {
         let (time, first) = EntryIdx::all()
             .filter_map(|entry| self.due(entry).map(|due| (due, entry)))
             .min()?;
-        if time > now {
+        if time > now || now < self.sa_hold_until {
             return None;
         }
         let method_of = |e: &Entry| match e.admin {
@@ -567,10 +605,11 @@ impl Engine {
     }
 
     /// Reports that the backend could not send request `id`, which
-    /// [`Engine::next_action`] handed out: its entries are retried after 1 s
-    /// ([`SubmitError::Failed`], as an SA error) or 5 s
-    /// ([`SubmitError::PortDown`]), their backoff unchanged, and the next
-    /// request may go out at once.
+    /// [`Engine::next_action`] handed out. [`SubmitError::Failed`] counts as
+    /// an SA error: the port's SA backoff rises (1, 2, 4, ... 60 s) and no
+    /// request goes out before it has passed. [`SubmitError::PortDown`]
+    /// retries the request's entries after 5 s, and the next request may go
+    /// out at once. The entries' own backoff is unchanged either way.
     ///
     /// A request that is not outstanding (dropped by a reset meanwhile) is
     /// [`GuidError::StaleAnswer`] and changes nothing.
@@ -610,8 +649,13 @@ impl Engine {
     /// as the admin value, so that the SM is asked for the same GUID again
     /// later, as upstream does) and their backoff starts over. Declined
     /// entries wait their next backoff: 1, 2, 4, ... 60 s. A failed or timed
-    /// out query retries its entries after 1 s, a port that is not active
-    /// after 5 s, without touching their backoff. An entry written by the
+    /// out query raises the port's SA backoff (1, 2, 4, ... 60 s): no request
+    /// for any record goes out before it has passed, and the query's entries
+    /// are due when it ends, after the records that waited meanwhile; an
+    /// answer, an admin write or a port event ends it early, and makes them
+    /// due then. A
+    /// port that is not active retries the query's entries after 5 s. Neither
+    /// touches the entries' own backoff. An entry written by the
     /// administrator since the request was sent keeps the write's schedule.
     ///
     /// An answer for a request that is not outstanding (never sent, already
@@ -636,8 +680,26 @@ impl Engine {
         self.changed = Set128::EMPTY;
         let mut outcome = AnswerOutcome::default();
         let retry_in = match status {
-            AnswerStatus::Ok => None,
-            AnswerStatus::Error | AnswerStatus::Timeout => Some(ERROR_DELAY_SECS),
+            AnswerStatus::Ok => {
+                self.clear_sa_backoff(now);
+                None
+            }
+            AnswerStatus::Error | AnswerStatus::Timeout => {
+                // The SA failed the request (an error status, no answer):
+                // the port waits 1, 2, 4, ... 60 s before its next request,
+                // whichever record it is for.
+                self.sa_backoff = if self.sa_backoff == 0 {
+                    ERROR_DELAY_SECS
+                } else {
+                    next_backoff(self.sa_backoff)
+                };
+                self.sa_hold_until = now.saturating_add(secs(self.sa_backoff));
+                // The request's entries are due when the hold ends, after
+                // the records that waited meanwhile (a record the SA keeps
+                // failing does not starve the others); whatever ends the
+                // hold early brings them back to then.
+                Some(self.sa_backoff)
+            }
             AnswerStatus::PortDown => Some(PORT_DOWN_DELAY_SECS),
         };
         let reached_sm = status != AnswerStatus::PortDown;

@@ -71,7 +71,8 @@ pub const NSEC_PER_SEC: u64 = 1_000_000_000;
 /// The longest per-entry retry delay, in seconds.
 pub const MAX_BACKOFF_SECS: u8 = 60;
 
-/// The delay after an SA error or timeout of a whole request, in seconds.
+/// The port's SA backoff after the first SA error or timeout, in seconds;
+/// it doubles with each further one, to [`MAX_BACKOFF_SECS`].
 pub const ERROR_DELAY_SECS: u8 = 1;
 
 /// The delay after a request found the port not active, in seconds.
