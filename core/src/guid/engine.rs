@@ -529,7 +529,7 @@ impl Engine {
     ///    any;
     /// 2. [`Action::Cancel`] of the outstanding request once it has waited
     ///    [`ANSWER_WATCHDOG_SECS`] for its answer: it is given up as timed
-    ///    out, its entries retried after 1 s (see [`Engine::answer`]);
+    ///    out, and the port's SA backoff rises (see [`Engine::answer`]);
     /// 3. [`Action::Sleep`] until the watchdog while a request is
     ///    outstanding;
     /// 4. [`Action::Send`] of the next due request, which becomes

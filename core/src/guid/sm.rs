@@ -87,9 +87,10 @@ impl Request {
 pub enum AnswerStatus {
     /// The SA answered; the record tells, entry by entry, what the SM did.
     Ok,
-    /// The SA query failed: retry the request's entries after 1 s.
+    /// The SA query failed: the port's SA backoff rises (1, 2, 4, ... 60 s)
+    /// and the request's entries are retried when it has passed.
     Error,
-    /// The SA query timed out: retry the request's entries after 1 s.
+    /// The SA query timed out: as [`AnswerStatus::Error`].
     Timeout,
     /// The port is not active: retry the request's entries after 5 s.
     PortDown,
@@ -131,7 +132,8 @@ impl Answer {
 pub enum SubmitError {
     /// The port is not active (retried after 5 s).
     PortDown,
-    /// Any other failure, such as no memory (retried after 1 s).
+    /// Any other failure, such as no memory (an SA error: the port's SA
+    /// backoff).
     Failed,
 }
 
