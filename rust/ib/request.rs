@@ -98,6 +98,41 @@ struct Lists<T: Handler> {
 // chunks they point to are the pool's, and a slot's `T` is `Send`.
 unsafe impl<T: Handler> Send for Lists<T> {}
 
+impl<T: Handler> Lists<T> {
+    /// Takes the first free slot, if any.
+    fn pop_free(&mut self) -> Option<NonNull<Slot<T>>> {
+        let head = NonNull::new(self.free)?;
+        // SAFETY: a free slot of a live chunk, linked under the pool's lock.
+        self.free = unsafe { (*head.as_ptr()).next_free };
+        Some(head)
+    }
+
+    /// Puts `slot` at the head of the free list.
+    ///
+    /// # Safety
+    ///
+    /// `slot` is a slot of one of the pool's chunks that nothing uses.
+    unsafe fn push_free(&mut self, slot: NonNull<Slot<T>>) {
+        // SAFETY: the caller's contract.
+        unsafe { (*slot.as_ptr()).next_free = self.free };
+        self.free = slot.as_ptr();
+    }
+}
+
+/// Unmaps the replies of `chunk` on `dev` and frees it.
+///
+/// # Safety
+///
+/// `chunk` came from `KBox::into_raw` in [`PoolInner::grow`], was mapped on
+/// `dev`, and nothing refers to it or its slots any more.
+unsafe fn free_chunk<T: Handler>(dev: *mut bindings::ib_device, chunk: *mut Chunk<T>) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        bindings::mlx_ext_ib_dma_unmap_replies(dev, (*chunk).dma, size_of::<Replies>());
+        drop(KBox::from_raw(chunk));
+    }
+}
+
 #[pin_data(PinnedDrop)]
 struct PoolInner<T: Handler> {
     /// The device the replies are mapped for; it outlives its QPs' pools.
@@ -193,25 +228,14 @@ impl<T: Handler> PoolInner<T> {
         // SAFETY: every field was written above.
         let chunk = KBox::into_raw(unsafe { uninit.assume_init() });
         let mut lists = self.lists.lock();
-        let freed = lists.free;
-        if !freed.is_null() {
+        if let Some(freed) = lists.pop_free() {
             // A slot came back (or another taker grew the pool) meanwhile:
             // take it, and give the new chunk back, so that the pool holds
             // no more chunks than its peak of requests needs.
-            // SAFETY: a free slot of a live chunk, linked under the lock.
-            lists.free = unsafe { (*freed).next_free };
             drop(lists);
             // SAFETY: `chunk` was mapped above on `dev` and never linked.
-            unsafe {
-                bindings::mlx_ext_ib_dma_unmap_replies(
-                    self.dev,
-                    (*chunk).dma,
-                    size_of::<Replies>(),
-                );
-                drop(KBox::from_raw(chunk));
-            }
-            // SAFETY: not null (checked).
-            return Ok(unsafe { NonNull::new_unchecked(freed) });
+            unsafe { free_chunk(self.dev, chunk) };
+            return Ok(freed);
         }
         CHUNKS_MADE.fetch_add(1, Ordering::Relaxed);
         // SAFETY: `chunk` is valid; its first slot is free.
@@ -233,16 +257,8 @@ impl<T: Handler> PoolInner<T> {
 
     /// A free slot, growing the pool if none is.
     fn take(&self, gfp: Flags) -> Result<NonNull<Slot<T>>> {
-        let slot = {
-            let mut lists = self.lists.lock();
-            let head = lists.free;
-            if !head.is_null() {
-                // SAFETY: a free slot of a live chunk, linked under the lock.
-                lists.free = unsafe { (*head).next_free };
-            }
-            head
-        };
-        match NonNull::new(slot) {
+        let slot = self.lists.lock().pop_free();
+        match slot {
             Some(s) => Ok(s),
             None => self.grow(gfp),
         }
@@ -255,16 +271,11 @@ impl<T: Handler> PinnedDrop for PoolInner<T> {
         // Every taken slot holds a reference: every slot is free.
         let mut chunk = self.lists.lock().chunks;
         while !chunk.is_null() {
-            // SAFETY: a chunk this pool made with `KBox::into_raw`, mapped
-            // on `dev`; no slot of it is taken, so nothing refers to it.
+            // SAFETY: a chunk this pool made and mapped on `dev`; no slot of
+            // it is taken, so nothing refers to it.
             let next = unsafe {
-                bindings::mlx_ext_ib_dma_unmap_replies(
-                    self.dev,
-                    (*chunk).dma,
-                    size_of::<Replies>(),
-                );
                 let next = (*chunk).next;
-                drop(KBox::from_raw(chunk));
+                free_chunk(self.dev, chunk);
                 next
             };
             CHUNKS_FREED.fetch_add(1, Ordering::Relaxed);
@@ -299,11 +310,8 @@ impl<T: Handler> RequestPool<T> {
             GFP_KERNEL,
         )?;
         let first = inner.grow(GFP_KERNEL)?;
-        let mut lists = inner.lists.lock();
-        // SAFETY: `first` is free and ours; it heads the free list again.
-        unsafe { (*first.as_ptr()).next_free = lists.free };
-        lists.free = first.as_ptr();
-        drop(lists);
+        // SAFETY: `first` was just handed out and nothing uses it.
+        unsafe { inner.lists.lock().push_free(first) };
         Ok(Self(inner))
     }
 
@@ -422,12 +430,8 @@ unsafe fn release<T: Handler>(slot: NonNull<Slot<T>>) {
     let Some(pool) = (unsafe { (*s).pool.take() }) else {
         return;
     };
-    {
-        let mut lists = pool.lists.lock();
-        // SAFETY: the slot is ours until linked.
-        unsafe { (*s).next_free = lists.free };
-        lists.free = s;
-    }
+    // SAFETY: the slot is ours, and unused from now on.
+    unsafe { pool.lists.lock().push_free(slot) };
     // The last reference frees the chunks, this one's included: the slot
     // is no longer used.
     drop(pool);
