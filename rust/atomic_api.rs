@@ -33,13 +33,13 @@ use kernel::{
 /// `IB_WC_SUCCESS`.
 const WC_SUCCESS: u32 = 0;
 
-/// How many words of one QP can have a combining batch in flight at once.
-/// An emulated operation on a further word runs on its own, and is not
-/// ordered with later operations on its word.
+/// How many words of one QP (or group of QPs) can have a combining batch in
+/// flight at once. An emulated operation on a further word runs on its own,
+/// and is not ordered with later operations on its word.
 const ACTIVE_WORDS: usize = 32;
 
-/// A word with a batch in flight on a QP, and the operations waiting for
-/// its next compare-and-swap.
+/// A word with a batch in flight, and the operations waiting for its next
+/// compare-and-swap.
 #[derive(Default)]
 struct Word {
     key: Option<(u32, u64)>,
@@ -47,21 +47,16 @@ struct Word {
     waiting_rev: Chain,
 }
 
-/// The mutable state of a QP.
-struct Inner {
-    /// `mlx_ext_destroy_qp` or `mlx_ext_detach_qp` started: nothing more is
-    /// posted.
-    dying: bool,
-    /// Operations posted and not finished (their `done` not returned).
-    in_flight: u32,
+/// What [`Words`] guards.
+struct WordsInner {
     cache: GuessCache,
     /// The words (rkey, address) with an emulated compare-and-swap in
-    /// flight on this QP: a new emulated operation on one of them waits
-    /// there and joins that word's next compare-and-swap.
+    /// flight: a new emulated operation on one of them waits there and
+    /// joins that word's next compare-and-swap.
     words: [Word; ACTIVE_WORDS],
 }
 
-impl Inner {
+impl WordsInner {
     fn word(&mut self, key: (u32, u64)) -> Option<&mut Word> {
         self.words.iter_mut().find(|w| w.key == Some(key))
     }
@@ -86,6 +81,14 @@ impl Inner {
         }
     }
 
+    /// Puts `older` back in front of what waits for `key` (whose slot is
+    /// held).
+    fn wait_again(&mut self, key: (u32, u64), older: Chain) {
+        if let Some(w) = self.word(key) {
+            w.waiting_rev.append(older.reversed());
+        }
+    }
+
     /// Frees `key`'s slot and takes what waited for it, in one step: nothing
     /// joins a word whose batch has ended.
     fn end_word(&mut self, key: (u32, u64)) -> Chain {
@@ -99,11 +102,127 @@ impl Inner {
     }
 }
 
+/// The combining state of a QP, or of a group of QPs that
+/// `mlx_ext_attach_qp_group` made: the words with a batch in flight and
+/// the guess cache. In a group, the operations of every member on one word
+/// wait for and join one batch, whose compare-and-swap its leader posts on
+/// its own QP. Locked before a QP's [`Inner`], never after.
+#[pin_data]
+pub struct Words {
+    #[pin]
+    inner: IrqSpinLock<WordsInner>,
+}
+
+impl Words {
+    fn new() -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Words {
+                inner <- new_irq_spinlock!(
+                    WordsInner {
+                        cache: GuessCache::new(),
+                        words: Default::default(),
+                    },
+                    "mlx_ext::Words"
+                ),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    fn learn(&self, rkey: u32, addr: u64, value: Option<u64>) {
+        let mut w = self.inner.lock();
+        match value {
+            Some(v) => w.cache.put(rkey, addr, v),
+            None => w.cache.forget(rkey, addr),
+        }
+    }
+
+    /// Takes, from every word, the operations of `qp` that wait (to end
+    /// them), leaving those of the group's other QPs.
+    fn take_waiting_of(&self, qp: &ExtQp) -> Chain {
+        let mut out = Chain(None);
+        let mut w = self.inner.lock();
+        for word in w.words.iter_mut() {
+            let (mine, others) = core::mem::take(&mut word.waiting_rev)
+                .reversed()
+                .partition(|op| op.is_of(qp));
+            word.waiting_rev = others.reversed();
+            out.append(mine);
+        }
+        out
+    }
+
+    /// Starts `key`'s next batch from the word's `value`: `batch` (the
+    /// operations carried over, in order) and then those that waited. The
+    /// operations of a QP being detached or destroyed end with
+    /// `ESHUTDOWN` (nothing more is posted for them); the first of the
+    /// others leads, on its own QP, followed by the rest up to the first
+    /// one of another QP that asks for a fence (which orders only on its
+    /// own QP, so it waits to lead the batch after). When the leader's QP
+    /// refuses the post, its operations of the batch end with that error
+    /// and the others go on. The slot ends when nothing is left.
+    fn lead(&self, key: (u32, u64), value: u64, mut batch: Chain, order: ReplyOrder) {
+        loop {
+            {
+                let mut w = self.inner.lock();
+                batch.append(w.take_waiting(key));
+                if batch.is_empty() {
+                    w.end_word(key);
+                    return;
+                }
+            }
+            let (closing, live) = batch.partition(|op| op.qp.closing.load(Ordering::Acquire));
+            fail_chain(closing, -errno::ESHUTDOWN, WC_SUCCESS, order);
+            let mut live = live;
+            let Some(mut leader) = live.pop_front() else {
+                batch = Chain(None);
+                continue;
+            };
+            let qp = leader.data().qp.clone();
+            let (followers, rest) = live.split_before(|op| op.req.fence() && !op.is_of(&qp));
+            if !rest.is_empty() {
+                self.inner.lock().wait_again(key, rest);
+            }
+            {
+                let st = leader.data_mut();
+                st.guess = value;
+                st.active = true;
+                st.followers = followers;
+            }
+            let cas = batch_cas(&mut leader);
+            let Err((e, mut leader)) = qp.send(leader, cas, false) else {
+                return;
+            };
+            // Not posted: the leader's QP's operations of the batch end
+            // with its error (none of them began); the others go on.
+            let errno = e.to_errno();
+            let followers = core::mem::take(&mut leader.data_mut().followers);
+            let (mine, others) = followers.partition(|op| op.is_of(&qp));
+            finish(leader, errno, WC_SUCCESS, device_reply(order, 0));
+            fail_chain(mine, errno, WC_SUCCESS, order);
+            batch = others;
+        }
+    }
+}
+
+/// The mutable state of a QP.
+struct Inner {
+    /// `mlx_ext_destroy_qp` or `mlx_ext_detach_qp` started: nothing more is
+    /// posted.
+    dying: bool,
+    /// Operations posted and not finished (their `done` not returned).
+    in_flight: u32,
+}
+
 /// A list of operations, linked through `OpState::next`.
 #[derive(Default)]
 struct Chain(Option<Request<OpState>>);
 
 impl Chain {
+    fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
     fn push_front(&mut self, mut req: Request<OpState>) {
         req.data_mut().next = Chain(self.0.take());
         self.0 = Some(req);
@@ -133,6 +252,34 @@ impl Chain {
         *self = all.reversed();
     }
 
+    /// The operations for which `pred` holds, and the others, each in
+    /// their order.
+    fn partition(mut self, pred: impl Fn(&OpState) -> bool) -> (Chain, Chain) {
+        let (mut yes, mut no) = (Chain(None), Chain(None));
+        while let Some(r) = self.pop_front() {
+            if pred(r.data()) {
+                yes.push_front(r);
+            } else {
+                no.push_front(r);
+            }
+        }
+        (yes.reversed(), no.reversed())
+    }
+
+    /// The operations before the first for which `pred` holds, and the
+    /// rest from it on.
+    fn split_before(mut self, pred: impl Fn(&OpState) -> bool) -> (Chain, Chain) {
+        let mut head = Chain(None);
+        while let Some(r) = self.pop_front() {
+            if pred(r.data()) {
+                self.push_front(r);
+                break;
+            }
+            head.push_front(r);
+        }
+        (head.reversed(), self)
+    }
+
     fn for_each(&mut self, mut f: impl FnMut(&mut OpState)) {
         let mut cur = &mut self.0;
         while let Some(r) = cur {
@@ -151,6 +298,10 @@ pub struct ExtQp {
     pool: RequestPool<OpState>,
     dev: Arc<DevState>,
     flags: QpFlags,
+    /// Its combining state: its own, or its group's.
+    words: Arc<Words>,
+    /// Whether `words` is a group's (`mlx_ext_attach_qp_group`).
+    grouped: bool,
     #[pin]
     inner: IrqSpinLock<Inner>,
     /// `Inner::dying`, readable without the lock: a post checks it first,
@@ -166,20 +317,30 @@ pub struct ExtQp {
 const DETACH_WARN_MS: u32 = 10_000;
 
 impl ExtQp {
-    fn new(dev: Arc<DevState>, qp: Qp, flags: QpFlags) -> Result<Arc<Self>> {
+    fn new(
+        dev: Arc<DevState>,
+        qp: Qp,
+        flags: QpFlags,
+        group: Option<Arc<Words>>,
+    ) -> Result<Arc<Self>> {
         let pool = qp.request_pool()?;
+        let grouped = group.is_some();
+        let words = match group {
+            Some(w) => w,
+            None => Words::new()?,
+        };
         Arc::pin_init(
             pin_init!(ExtQp {
                 qp,
                 pool,
                 dev,
                 flags,
+                words,
+                grouped,
                 inner <- new_irq_spinlock!(
                     Inner {
                         dying: false,
                         in_flight: 0,
-                        cache: GuessCache::new(),
-                        words: Default::default(),
                     },
                     "mlx_ext::ExtQp"
                 ),
@@ -199,25 +360,31 @@ impl ExtQp {
         inner.in_flight
     }
 
+    /// Waits until a closed QP's last operation has finished, saying so
+    /// every [`DETACH_WARN_MS`] from `what`.
+    fn wait_idle(&self, what: &str) {
+        while !self.idle.wait_ms(DETACH_WARN_MS) {
+            pr_warn!(
+                "{}: {}: still waiting for {} operations after {} s (is the QP stuck in RTS with no peer? moving it to ERR ends them)\n",
+                self.dev.name(),
+                what,
+                self.inner.lock().in_flight,
+                DETACH_WARN_MS / 1000
+            );
+        }
+    }
+
     /// Refuses new operations, then waits until every pending one has
     /// finished (its `done` returned). The operations a batch still waits
     /// to carry out end with `ESHUTDOWN` when its compare-and-swap in
-    /// flight completes (nothing more is posted); the others complete as
-    /// the QP completes them.
+    /// flight completes (nothing more is posted for them); the others
+    /// complete as the QP (or, in a group, the QP that carries them)
+    /// completes them.
     fn quiesce(&self) {
         if self.close() == 0 {
             return;
         }
-        if self.idle.wait_ms(DETACH_WARN_MS) {
-            return;
-        }
-        pr_warn!(
-            "{}: mlx_ext_detach_qp: still waiting for {} operations after {} s (is the QP stuck in RTS with no peer? moving it to ERR ends them)\n",
-            self.dev.name(),
-            self.inner.lock().in_flight,
-            DETACH_WARN_MS / 1000
-        );
-        while !self.idle.wait_ms(DETACH_WARN_MS) {}
+        self.wait_idle("mlx_ext_detach_qp");
     }
 
     /// Posts `op` for `req` with the lock held, unless the QP is being
@@ -252,7 +419,8 @@ impl ExtQp {
             })
     }
 
-    /// Posts `op` for `req`; `new_op` counts it as a new operation.
+    /// Posts `op` for `req`, one of this QP's; `new_op` counts it as a new
+    /// operation.
     fn send(
         &self,
         req: Request<OpState>,
@@ -268,23 +436,25 @@ impl ExtQp {
     }
 
     /// Starts an emulated operation: it joins the batch of its word if one
-    /// is in flight on this QP, else it leads one.
+    /// is in flight (on this QP, or on another of its group), else it
+    /// leads one.
     fn start_emulated(
         &self,
         mut req: Request<OpState>,
     ) -> core::result::Result<(), (Error, Request<OpState>)> {
         let key = req.data().key();
+        let mut words = self.words.inner.lock();
         let mut inner = self.inner.lock();
         if inner.dying {
             return Err((Error::from_errno(-errno::ESHUTDOWN), req));
         }
-        if let Some(w) = inner.word(key) {
+        if let Some(w) = words.word(key) {
             w.waiting_rev.push_front(req);
             inner.in_flight += 1;
             return Ok(());
         }
-        let active = inner.activate(key);
-        let guess = inner.cache.get(key.0, key.1).unwrap_or(0);
+        let active = words.activate(key);
+        let guess = words.cache.get(key.0, key.1).unwrap_or(0);
         {
             let st = req.data_mut();
             st.guess = guess;
@@ -299,59 +469,10 @@ impl ExtQp {
             Err(e) => {
                 if active {
                     // Nothing can have joined: the lock was held throughout.
-                    inner.end_word(key);
+                    words.end_word(key);
                 }
                 Err(e)
             }
-        }
-    }
-
-    /// Ends `key`'s batches on this QP: frees its slot and takes every
-    /// operation still waiting for it (to fail them).
-    fn end_word(&self, key: (u32, u64)) -> Chain {
-        let mut inner = self.inner.lock();
-        inner.cache.forget(key.0, key.1);
-        inner.end_word(key)
-    }
-
-    /// After a batch of `key` ended with the word at `value`: `first` (the
-    /// survivors of the batch, if any) and the operations that waited
-    /// meanwhile make the next batch, from that exact value.
-    fn next_batch(&self, key: (u32, u64), value: u64, first: Chain) {
-        let order = self.dev.reply_order();
-        let (leader, rest) = {
-            let mut inner = self.inner.lock();
-            let mut batch = first;
-            batch.append(inner.take_waiting(key));
-            match batch.pop_front() {
-                Some(leader) => (leader, batch),
-                None => {
-                    inner.end_word(key);
-                    return;
-                }
-            }
-        };
-        let mut leader = leader;
-        {
-            let st = leader.data_mut();
-            st.guess = value;
-            st.active = true;
-            st.followers = rest;
-        }
-        let cas = batch_cas(&mut leader);
-        if let Err((e, leader)) = self.send(leader, cas, false) {
-            let errno = e.to_errno();
-            let waiting = self.end_word(key);
-            fail_batch(leader, errno, WC_SUCCESS, order);
-            fail_chain(waiting, errno, WC_SUCCESS, order);
-        }
-    }
-
-    fn learn(&self, rkey: u32, addr: u64, value: Option<u64>) {
-        let mut inner = self.inner.lock();
-        match value {
-            Some(v) => inner.cache.put(rkey, addr, v),
-            None => inner.cache.forget(rkey, addr),
         }
     }
 }
@@ -387,6 +508,11 @@ const _: () = assert!(crate::ib::request::chunk_bytes::<OpState>() <= 4096);
 impl OpState {
     fn key(&self) -> (u32, u64) {
         (self.req.rkey, self.req.remote_addr)
+    }
+
+    /// Whether it is an operation of `qp`.
+    fn is_of(&self, qp: &ExtQp) -> bool {
+        core::ptr::eq(&*self.qp, qp)
     }
 }
 
@@ -459,6 +585,7 @@ fn batch_cas(leader: &mut Request<OpState>) -> AtomicOp {
 /// The completion of a batch's compare-and-swap.
 fn emulated_done(mut req: Request<OpState>, c: Completion, reply: AtomicReply) {
     let qp = req.data().qp.clone();
+    let words = &qp.words;
     let order = qp.dev.reply_order();
     let key = req.data().key();
     let active = req.data().active;
@@ -470,16 +597,28 @@ fn emulated_done(mut req: Request<OpState>, c: Completion, reply: AtomicReply) {
     }
     if c.status != WC_SUCCESS {
         let errno = -api::completion_errno(c.status);
-        // The word's batches end before any callback runs: an operation a
-        // ULP posts from one starts afresh, not failed by this error.
+        // The batch's outcome is unknown. Those of this QP that waited
+        // never reached the wire: their outcome is known. Those of the
+        // group's other QPs go on, on their own QPs. The word's batches
+        // end (or go on) before any callback runs: an operation a ULP
+        // posts from one starts afresh, not failed by this error.
         let waiting = if active {
-            qp.end_word(key)
+            let mut w = words.inner.lock();
+            w.cache.forget(key.0, key.1);
+            let (mine, others) = w.take_waiting(key).partition(|op| op.is_of(&qp));
+            if others.is_empty() {
+                w.end_word(key);
+                drop(w);
+            } else {
+                drop(w);
+                words.lead(key, 0, others, order);
+            }
+            mine
         } else {
-            qp.learn(key.0, key.1, None);
+            words.learn(key.0, key.1, None);
             Chain(None)
         };
         fail_batch(req, errno, c.status, order);
-        // Those that waited never reached the wire: their outcome is known.
         let closing = qp.closing.load(Ordering::Acquire);
         fail_chain(waiting, api::not_begun(errno, closing), c.status, order);
         return;
@@ -499,9 +638,9 @@ fn emulated_done(mut req: Request<OpState>, c: Completion, reply: AtomicReply) {
             let response = f.data().masked.map_or(walk.value(), |m| walk.step(m));
             finish(f, 0, WC_SUCCESS, device_reply(order, response));
         }
-        qp.learn(key.0, key.1, Some(walk.value()));
+        words.learn(key.0, key.1, Some(walk.value()));
         if active {
-            qp.next_batch(key, walk.value(), Chain(None));
+            words.lead(key, walk.value(), Chain(None), order);
         }
         return;
     }
@@ -518,34 +657,25 @@ fn emulated_done(mut req: Request<OpState>, c: Completion, reply: AtomicReply) {
                 survivors.push_front(f);
             }
         }
-        qp.learn(key.0, key.1, Some(returned));
+        words.learn(key.0, key.1, Some(returned));
         if active {
-            qp.next_batch(key, returned, survivors.reversed());
+            words.lead(key, returned, survivors.reversed(), order);
         }
         return;
     }
     // Lost the race: the returned value is the next guess, and operations
     // that waited join the batch.
-    {
-        let joined = if active {
-            qp.inner.lock().take_waiting(key)
-        } else {
-            Chain(None)
-        };
-        let st = req.data_mut();
-        st.guess = returned;
-        st.followers.append(joined);
+    if active {
+        let followers = core::mem::take(&mut req.data_mut().followers);
+        let mut batch = Chain(None);
+        batch.push_front(req);
+        batch.append(followers);
+        return words.lead(key, returned, batch, order);
     }
+    req.data_mut().guess = returned;
     let cas = batch_cas(&mut req);
     if let Err((e, req)) = qp.send(req, cas, false) {
-        let errno = e.to_errno();
-        let waiting = if active {
-            qp.end_word(key)
-        } else {
-            Chain(None)
-        };
-        fail_batch(req, errno, WC_SUCCESS, order);
-        fail_chain(waiting, errno, WC_SUCCESS, order);
+        fail_batch(req, e.to_errno(), WC_SUCCESS, order);
     }
 }
 
@@ -560,10 +690,11 @@ impl Handler for OpState {
         let mut req = req;
         req.data_mut().attempts = 1;
         if c.status != WC_SUCCESS {
-            qp.learn(rkey, addr, None);
+            qp.words.learn(rkey, addr, None);
             return finish(req, -api::completion_errno(c.status), c.status, reply);
         }
-        qp.learn(rkey, addr, Some(op.new_value(reply.value())));
+        qp.words
+            .learn(rkey, addr, Some(op.new_value(reply.value())));
         finish(req, 0, WC_SUCCESS, reply)
     }
 }
@@ -634,26 +765,51 @@ unsafe impl AtomicApi for Api {
         Ok(())
     }
 
-    fn attach_qp(dev: Arc<DevState>, qp: Qp, flags: u32) -> Result<Arc<ExtQp>> {
+    fn attach_qp(
+        dev: Arc<DevState>,
+        qp: Qp,
+        flags: u32,
+        member: Option<ArcBorrow<'_, ExtQp>>,
+    ) -> Result<Arc<ExtQp>> {
+        let what = match member {
+            Some(_) => "mlx_ext_attach_qp_group",
+            None => "mlx_ext_attach_qp",
+        };
         if !qp.is_rc() {
-            pr_info!(
-                "{}: mlx_ext_attach_qp: only RC QPs carry atomics\n",
-                dev.name()
-            );
+            pr_info!("{}: {}: only RC QPs carry atomics\n", dev.name(), what);
             return Err(EINVAL);
         }
         if !qp.send_cq_in_cqe_model() {
             pr_info!(
-                "{}: mlx_ext_attach_qp: the send CQ must come from ib_alloc_cq() or the CQ pool (not ib_create_cq() with a comp_handler)\n",
-                dev.name()
+                "{}: {}: the send CQ must come from ib_alloc_cq() or the CQ pool (not ib_create_cq() with a comp_handler)\n",
+                dev.name(),
+                what
             );
             return Err(EINVAL);
         }
         let flags = api::attach_flags(&dev.record(), flags).map_err(|r| {
-            pr_info!("{}: mlx_ext_attach_qp: {}\n", dev.name(), r.text());
+            pr_info!("{}: {}: {}\n", dev.name(), what, r.text());
             EINVAL
         })?;
-        ExtQp::new(dev, qp, flags)
+        let group = match member {
+            None => None,
+            Some(m) => {
+                // (A device's record decides the flags a QP must have,
+                // so two QPs of one device have the same.)
+                // A member being detached is still a member: the group is
+                // its QPs' shared words, which outlive any one of them.
+                if !Arc::ptr_eq(&m.dev, &dev) {
+                    pr_info!(
+                        "{}: {}: the member is a QP of another device\n",
+                        dev.name(),
+                        what
+                    );
+                    return Err(EINVAL);
+                }
+                Some(m.words.clone())
+            }
+        };
+        ExtQp::new(dev, qp, flags, group)
     }
 
     fn detach_qp(qp: &ExtQp) {
@@ -698,7 +854,7 @@ unsafe impl AtomicApi for Api {
         let qp = Qp::create(pd, init);
         init.unreserve_drain();
         init.set_create_flags(asked);
-        ExtQp::new(dev, qp?, flags)
+        ExtQp::new(dev, qp?, flags, None)
     }
 
     fn ib_qp(qp: &ExtQp) -> &Qp {
@@ -720,15 +876,15 @@ unsafe impl AtomicApi for Api {
         // completes (flushed) before this returns, and its handler, which
         // posts nothing more, has returned.
         qp.qp.destroy();
-        // After a drain nothing waits (every batch ended with its last
-        // completion); if the QP could not be drained, whatever still waits
-        // was never posted: it ends here.
-        let mut left_waiting = Chain(None);
-        {
-            let mut inner = qp.inner.lock();
-            for w in inner.words.iter_mut() {
+        // After a drain nothing of this QP waits behind its own batches
+        // (each ended with its last completion); if the QP could not be
+        // drained, whatever of it still waits was never posted: it ends
+        // here.
+        let left_waiting = qp.words.take_waiting_of(qp);
+        if !qp.grouped {
+            // Its own words: none is in flight any more.
+            for w in qp.words.inner.lock().words.iter_mut() {
                 w.key = None;
-                left_waiting.append(core::mem::take(&mut w.waiting_rev).reversed());
             }
         }
         fail_chain(
@@ -738,13 +894,19 @@ unsafe impl AtomicApi for Api {
             qp.dev.reply_order(),
         );
         let left = qp.inner.lock().in_flight;
-        if left != 0 {
-            pr_warn!(
-                "{}: mlx_ext_destroy_qp: {} operations did not complete before the QP was destroyed (a driver bug)\n",
-                qp.dev.name(),
-                left
-            );
+        if left == 0 {
+            return;
         }
+        if qp.grouped {
+            // Operations of this QP that batches of the group's other QPs
+            // carry: they end with those QPs' completions.
+            return qp.wait_idle("mlx_ext_destroy_qp");
+        }
+        pr_warn!(
+            "{}: mlx_ext_destroy_qp: {} operations did not complete before the QP was destroyed (a driver bug)\n",
+            qp.dev.name(),
+            left
+        );
     }
 
     fn post(qp: ArcBorrow<'_, ExtQp>, op: UlpOp, gfp: Flags) -> Result {

@@ -14,7 +14,7 @@ use crate::caps::{AtomicCap, MaskedMode, Record};
 /// The API's version, `MLX_EXT_API_VERSION` in the header: the major number
 /// changes when an existing call or structure changes, the minor one when
 /// something is added.
-pub const API_VERSION: (u32, u32) = (1, 3);
+pub const API_VERSION: (u32, u32) = (1, 4);
 
 /// `MLX_EXT_ATOMIC_FENCE`, a bit of `struct mlx_ext_atomic`'s `flags`
 /// (since 1.3): the operation's work requests carry `IB_SEND_FENCE`.

@@ -61,7 +61,7 @@
 #include <rdma/ib_verbs.h>
 
 #define MLX_EXT_API_VERSION_MAJOR 1
-#define MLX_EXT_API_VERSION_MINOR 3
+#define MLX_EXT_API_VERSION_MINOR 4
 #define MLX_EXT_API_VERSION \
 	((MLX_EXT_API_VERSION_MAJOR << 16) | MLX_EXT_API_VERSION_MINOR)
 
@@ -198,6 +198,38 @@ int mlx_ext_init_qp_attr(struct ib_device *dev, struct ib_qp_init_attr *attr,
  * mlx_ext_query_caps(), -ENOMEM.
  */
 struct mlx_ext_qp *mlx_ext_attach_qp(struct ib_qp *qp, u32 flags);
+
+/**
+ * mlx_ext_attach_qp_group - mlx_ext_attach_qp(), in the group of @member
+ * @qp: as for mlx_ext_attach_qp()
+ * @flags: as for mlx_ext_attach_qp()
+ * @member: a handle of the group to join (any of its QPs, attached or
+ *          created, valid during the call); NULL: a group of one, as
+ *          mlx_ext_attach_qp()
+ *
+ * Emulated operations on one word combine: those posted while a
+ * compare-and-swap on the word is in flight are carried out together by
+ * its next one. Without a group only the operations of one QP combine,
+ * since two QPs may reach different nodes, or remote QPs of different
+ * protection domains, with the same rkey and address. In a group they
+ * combine across its QPs, and by joining the ULP says that they may: an
+ * rkey and address that any of its operations on a QP of the group names
+ * the same remote word through every QP of the group, with the same
+ * access (for example the connections of one session to one peer, whose
+ * region is registered once). A batch's compare-and-swap is posted on the
+ * QP of its first operation; the others' outcomes follow its completion
+ * (an operation of a QP in ERR may still be carried out by another's,
+ * and one carried by a QP that fails ends as that QP's completion says).
+ * An operation with MLX_EXT_ATOMIC_FENCE joins only batches posted on its
+ * own QP. The group lives as long as one of its QPs; each is detached or
+ * destroyed on its own, at any time. Since 1.4.
+ *
+ * Context: as mlx_ext_attach_qp().
+ * Returns as mlx_ext_attach_qp(); also -EINVAL when @member is a QP of
+ * another device.
+ */
+struct mlx_ext_qp *mlx_ext_attach_qp_group(struct ib_qp *qp, u32 flags,
+					   struct mlx_ext_qp *member);
 
 /**
  * mlx_ext_detach_qp - end @mqp: no new operations, the pending ones over

@@ -33,6 +33,7 @@ EXPORT_SYMBOL_GPL(mlx_ext_qp_ib);
 EXPORT_SYMBOL_GPL(mlx_ext_destroy_qp);
 EXPORT_SYMBOL_GPL(mlx_ext_init_qp_attr);
 EXPORT_SYMBOL_GPL(mlx_ext_attach_qp);
+EXPORT_SYMBOL_GPL(mlx_ext_attach_qp_group);
 
 /*
  * Whether a ULP's call of @fn carries this header: @version is the

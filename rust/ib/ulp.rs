@@ -387,8 +387,14 @@ pub unsafe trait AtomicApi: 'static {
     fn query(dev: &Self::Dev) -> Caps;
     /// `mlx_ext_init_qp_attr`: edits `init`'s send capabilities.
     fn init_qp_attr(dev: &Self::Dev, init: &mut QpInit, max_ops: u32) -> Result;
-    /// `mlx_ext_attach_qp`.
-    fn attach_qp(dev: Arc<Self::Dev>, qp: Qp, flags: u32) -> Result<Arc<Self::Qp>>;
+    /// `mlx_ext_attach_qp`, and `mlx_ext_attach_qp_group` with the
+    /// group's `member`.
+    fn attach_qp(
+        dev: Arc<Self::Dev>,
+        qp: Qp,
+        flags: u32,
+        member: Option<ArcBorrow<'_, Self::Qp>>,
+    ) -> Result<Arc<Self::Qp>>;
     /// `mlx_ext_detach_qp`: returns once no operation of `qp` runs; the
     /// handle is dropped afterwards.
     fn detach_qp(qp: &Self::Qp);
@@ -518,13 +524,19 @@ pub mod entry {
         }
     }
 
-    /// `mlx_ext_attach_qp`.
+    /// `mlx_ext_attach_qp`, and with a non-null `member`
+    /// `mlx_ext_attach_qp_group`.
     ///
     /// # Safety
     ///
     /// `qp` a valid QP of a device as for `query_caps`, which the ULP does
-    /// not destroy before it detaches the handle returned.
-    pub unsafe fn attach_qp<A: AtomicApi>(qp: *mut c_void, flags: u32) -> *mut c_void {
+    /// not destroy before it detaches the handle returned; `member` null or
+    /// as `borrow`.
+    pub unsafe fn attach_qp<A: AtomicApi>(
+        qp: *mut c_void,
+        flags: u32,
+        member: *mut c_void,
+    ) -> *mut c_void {
         let err = |e: Error| e.to_ptr::<c_void>();
         let Some(raw) = NonNull::new(qp.cast::<bindings::ib_qp>()) else {
             return err(EINVAL);
@@ -534,7 +546,9 @@ pub mod entry {
         let Some(d) = device::<A>(qp.device_raw()) else {
             return err(ENODEV);
         };
-        match A::attach_qp(d, qp, flags) {
+        // SAFETY: the caller's contract.
+        let member = (!member.is_null()).then(|| unsafe { borrow::<A>(member) });
+        match A::attach_qp(d, qp, flags, member) {
             Ok(q) => q.into_foreign().cast_mut(),
             Err(e) => err(e),
         }
@@ -709,7 +723,22 @@ macro_rules! export_atomic_api {
             flags: u32,
         ) -> *mut ::kernel::ffi::c_void {
             // SAFETY: the header's contract.
-            unsafe { $crate::ib::ulp::entry::attach_qp::<$api>(qp, flags) }
+            unsafe { $crate::ib::ulp::entry::attach_qp::<$api>(qp, flags, ::core::ptr::null_mut()) }
+        }
+
+        /// `mlx_ext_attach_qp_group`.
+        ///
+        /// # Safety
+        ///
+        /// As the header says.
+        #[no_mangle]
+        pub unsafe extern "C" fn mlx_ext_attach_qp_group(
+            qp: *mut ::kernel::ffi::c_void,
+            flags: u32,
+            member: *mut ::kernel::ffi::c_void,
+        ) -> *mut ::kernel::ffi::c_void {
+            // SAFETY: the header's contract.
+            unsafe { $crate::ib::ulp::entry::attach_qp::<$api>(qp, flags, member) }
         }
 
         /// `mlx_ext_detach_qp`, called by its C wrapper once it checked

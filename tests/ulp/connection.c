@@ -143,13 +143,17 @@ int connect_qp(struct ib_qp *qp, struct ib_qp *dest, int access, u8 rd_atomic,
 
 /*
  * A QP that mlx_ext's API posts on, made as @mode says: by
- * mlx_ext_create_qp(), or by the ULP with mlx_ext's room and attached. On
- * an attach failure *@qp is the ULP's QP, to destroy.
+ * mlx_ext_create_qp(), or by the ULP with mlx_ext's room and attached (in
+ * QP_ATTACH_GROUP mode, in the group of @member, or of its own if NULL).
+ * On an attach failure *@qp is the ULP's QP, to destroy.
  */
 struct mlx_ext_qp *xqp_make(enum qp_mode mode, struct ib_pd *pd,
 			    struct ib_qp_init_attr *init, u32 create_flags,
-			    struct ib_qp **qp, const char **stage)
+			    struct mlx_ext_qp *member, struct ib_qp **qp,
+			    const char **stage)
 {
+	u32 flags;
+
 	struct mlx_ext_qp *xqp;
 	int err;
 
@@ -176,8 +180,11 @@ struct mlx_ext_qp *xqp_make(enum qp_mode mode, struct ib_pd *pd,
 		return xqp;
 	}
 	*stage = "attach";
-	return mlx_ext_attach_qp(*qp, (create_flags & MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY) ?
-				 MLX_EXT_QP_ATOMIC_BE_REPLY : 0);
+	flags = (create_flags & MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY) ?
+		MLX_EXT_QP_ATOMIC_BE_REPLY : 0;
+	if (mode == QP_ATTACH_GROUP)
+		return mlx_ext_attach_qp_group(*qp, flags, member);
+	return mlx_ext_attach_qp(*qp, flags);
 }
 
 atomic_t api_other;
@@ -203,6 +210,7 @@ void xqp_end(enum qp_mode mode, struct mlx_ext_qp *xqp, struct ib_qp *qp,
 			atomic_inc(&api_other);
 		return;
 	case QP_ATTACH:
+	case QP_ATTACH_GROUP:
 		/* Every mlx_ext operation finished (the QP still in RTS),
 		 * then the ULP's own teardown.
 		 */
@@ -296,7 +304,7 @@ static int loop_register(struct loop *l, int access)
 static const char *side_setup(struct ib_device *dev, enum ib_poll_context poll,
 			      u32 sq_depth, struct ib_pd **pd, struct ib_cq **cq,
 			      struct ib_qp **qp, struct mlx_ext_qp **xqp,
-			      u32 api_flags, int *err)
+			      enum qp_mode mode, u32 api_flags, int *err)
 {
 	struct ib_qp_init_attr init = {};
 
@@ -323,7 +331,7 @@ static const char *side_setup(struct ib_device *dev, enum ib_poll_context poll,
 	if (xqp) {
 		const char *stage;
 
-		*xqp = xqp_make(qp_mode, *pd, &init, api_flags, qp, &stage);
+		*xqp = xqp_make(mode, *pd, &init, api_flags, NULL, qp, &stage);
 		if (IS_ERR(*xqp)) {
 			*err = PTR_ERR(*xqp);
 			*xqp = NULL;
@@ -355,7 +363,8 @@ const char *loop_setup_api(struct loop *l, struct ib_device *dev,
 	rd = min3(rd, (u8)min(dev->attrs.max_qp_init_rd_atom, dev->attrs.max_qp_rd_atom),
 		  (u8)min(dev_b->attrs.max_qp_init_rd_atom, dev_b->attrs.max_qp_rd_atom));
 	rd = max_t(u8, rd, 1);
-	l->mode = qp_mode;
+	if (l->mode != QP_ATTACH_GROUP)
+		l->mode = qp_mode;
 	l->dev = dev;
 	l->dev_b = dev_b;
 	l->poll = poll;
@@ -365,10 +374,11 @@ const char *loop_setup_api(struct loop *l, struct ib_device *dev,
 	if (!l->target || !l->reply)
 		return "alloc";
 	stage = side_setup(dev, poll, sq, &l->pd, &l->cq, &l->qa,
-			   api ? &l->xqa : NULL, api_flags, err);
+			   api ? &l->xqa : NULL, l->mode, api_flags, err);
 	if (stage)
 		return stage;
-	stage = side_setup(dev_b, poll, 16, &l->pd_b, &l->cq_b, &l->qb, NULL, 0, err);
+	stage = side_setup(dev_b, poll, 16, &l->pd_b, &l->cq_b, &l->qb, NULL,
+			   QP_CREATE, 0, err);
 	if (stage)
 		return stage;
 	*err = connect_qp(l->qa, l->qb, qp_access, rd, &l->qa_live);

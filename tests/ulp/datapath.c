@@ -6,6 +6,7 @@
  * ("burst") and kept in flight ("flight").
  */
 
+#include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -323,7 +324,8 @@ static const char *contend_setup(struct contend_set *cs, struct ib_device *dev,
 		}
 		init.send_cq = l->cq;
 		init.recv_cq = l->cq;
-		xq = xqp_make(l->mode, l->pd, &init, 0, &ct->qa, &stage);
+		/* In group mode, each joins thread 0's group. */
+		xq = xqp_make(l->mode, l->pd, &init, 0, l->xqa, &ct->qa, &stage);
 		if (IS_ERR(xq)) {
 			*err = PTR_ERR(xq);
 			return stage;
@@ -449,6 +451,127 @@ out:
 	kfree(cs);
 	if (stage && strncmp(tu_result, "bad ", 4))
 		snprintf(tu_result, RESULT_MAX, "err %s %d\n", stage, err);
+	return 0;
+}
+
+/*
+ * A group's combining (run_group): GROUP_OPS masked fetch-and-adds of 1 on
+ * word 0, posted at once, operation i from contender group_qp[i]'s QP.
+ */
+#define GROUP_OPS 5
+static const unsigned int group_qp[GROUP_OPS] = { 0, 0, 1, 2, 3 };
+
+struct group_run {
+	struct mlx_ext_atomic op[GROUP_OPS];
+	atomic_t left;
+	struct completion all;
+};
+
+static void group_done(struct mlx_ext_atomic *op)
+{
+	struct group_run *g = op->context;
+
+	if (atomic_dec_and_test(&g->left))
+		complete(&g->all);
+}
+
+int run_group(struct ib_device *dev, enum ib_poll_context poll, const char *how)
+{
+	bool solo = !strcmp(how, "solo"), fence = !strcmp(how, "fence");
+	bool detach = !strcmp(how, "detach"), drain = !strcmp(how, "drain");
+	struct contend_set *cs;
+	struct group_run *g;
+	const char *stage = NULL;
+	unsigned int i;
+	size_t n;
+	int err = 0;
+
+	if (poll == IB_POLL_DIRECT ||
+	    !(solo || fence || detach || drain || !strcmp(how, "group")))
+		return -EINVAL;
+	cs = kzalloc(sizeof(*cs), GFP_KERNEL);
+	g = kzalloc(sizeof(*g), GFP_KERNEL);
+	if (!cs || !g) {
+		kfree(cs);
+		kfree(g);
+		return -ENOMEM;
+	}
+	if (solo) {
+		/* contend_setup() takes qpmode's: attach each on its own. */
+		if (qp_mode == QP_ATTACH_GROUP) {
+			err = -EINVAL;
+			stage = "qpmode";
+			goto out;
+		}
+	} else {
+		cs->l.mode = QP_ATTACH_GROUP;
+	}
+	stage = contend_setup(cs, dev, poll, 1, &err);
+	if (stage)
+		goto out;
+	WRITE_ONCE(cs->l.target[0], 0);
+	init_completion(&g->all);
+	atomic_set(&g->left, GROUP_OPS);
+	for (i = 0; i < GROUP_OPS; i++) {
+		struct mlx_ext_atomic *op = &g->op[i];
+
+		op->opcode = MLX_EXT_MASKED_FETCH_ADD;
+		op->size = 8;
+		op->remote_addr = word_addr(&cs->l, 0);
+		op->rkey = cs->l.mr->rkey;
+		op->compare_add = 1;
+		op->flags = (fence && i == 2) ? MLX_EXT_ATOMIC_FENCE : 0;
+		op->done = group_done;
+		op->context = g;
+		err = mlx_ext_post_atomic(cs->c[group_qp[i]].xq, op, GFP_KERNEL);
+		if (err) {
+			/* Those posted end before the QPs do. */
+			stage = "post";
+			if (atomic_sub_and_test(GROUP_OPS - i, &g->left))
+				complete(&g->all);
+			break;
+		}
+	}
+	if (!err && detach) {
+		/* Thread 0's QP is the loop's: detached (it waits for its own
+		 * operations), then the ULP's drain and destroy at the end.
+		 */
+		mlx_ext_detach_qp(cs->l.xqa);
+		cs->l.xqa = NULL;
+		cs->c[0].xq = NULL;
+	}
+	if (!err && drain) {
+		/* Once the first compare-and-swap is executing (usually:
+		 * see test_attach_group).
+		 */
+		msleep(100);
+		ib_drain_qp(cs->l.qa);
+	}
+	if (!wait_for_completion_timeout(&g->all, msecs_to_jiffies(2 * TIMEOUT_MS))) {
+		/* Cannot free what mlx_ext still owns: leak it, loudly. */
+		WARN(1, "%s: operations still pending\n", __func__);
+		snprintf(tu_result, RESULT_MAX, "err wait %d\n", -ETIMEDOUT);
+		return 0;
+	}
+	if (stage)
+		goto out;
+	n = scnprintf(tu_result, RESULT_MAX, "ok st");
+	for (i = 0; i < GROUP_OPS; i++)
+		n += scnprintf(tu_result + n, RESULT_MAX - n, "%s%d", i ? "," : " ",
+			       g->op[i].status);
+	n += scnprintf(tu_result + n, RESULT_MAX - n, " resp");
+	for (i = 0; i < GROUP_OPS; i++)
+		n += scnprintf(tu_result + n, RESULT_MAX - n, "%s%llu", i ? "," : " ",
+			       g->op[i].status ? 0 : g->op[i].response);
+	scnprintf(tu_result + n, RESULT_MAX - n, " word %llu\n",
+		  READ_ONCE(cs->l.target[0]));
+out:
+	/* (A detached xqa leaves qa to loop_destroy(): drain and destroy.) */
+	contend_teardown(cs);
+	if (stage)
+		snprintf(tu_result, RESULT_MAX, "err %s %d\n", stage, err);
+	kfree(cs);
+	kfree(g);
 	return 0;
 }
 
@@ -637,15 +760,17 @@ static const struct bench_kind {
 	{ "masked_fa_cold", MLX_EXT_MASKED_FETCH_ADD, true, false, false },
 };
 
+/* shared: all on thread 0's QP; group: on QPs attached in one group */
 static const struct bench_4way_kind {
 	const char *name;
 	u32 opcode;
-	bool shared;
+	bool shared, group;
 } kinds_4way[] = {
-	{ "fa_4way", MLX_EXT_ATOMIC_FETCH_ADD, false },
-	{ "masked_fa_4way", MLX_EXT_MASKED_FETCH_ADD, false },
-	{ "fa_4way_1qp", MLX_EXT_ATOMIC_FETCH_ADD, true },
-	{ "masked_fa_4way_1qp", MLX_EXT_MASKED_FETCH_ADD, true },
+	{ "fa_4way", MLX_EXT_ATOMIC_FETCH_ADD, false, false },
+	{ "masked_fa_4way", MLX_EXT_MASKED_FETCH_ADD, false, false },
+	{ "fa_4way_1qp", MLX_EXT_ATOMIC_FETCH_ADD, true, false },
+	{ "masked_fa_4way_1qp", MLX_EXT_MASKED_FETCH_ADD, true, false },
+	{ "masked_fa_4way_group", MLX_EXT_MASKED_FETCH_ADD, false, true },
 };
 
 /* The @i-th kind of @count in round @r: forwards in even rounds, backwards
@@ -704,7 +829,7 @@ int run_bench(struct ib_device *dev, enum ib_poll_context poll, u32 ops,
 	struct bench_figs *f;
 	u32 per_round = ops / BENCH_ROUNDS;
 	u32 per_thread = ops / (NT * BENCH_4WAY_ROUNDS);
-	struct contend_set *cs;
+	struct contend_set *cs, *cg;
 	struct loop *l;
 	const char *stage;
 	unsigned int r, i, k;
@@ -718,15 +843,22 @@ int run_bench(struct ib_device *dev, enum ib_poll_context poll, u32 ops,
 	    poll == IB_POLL_DIRECT)
 		return -EINVAL;
 	cs = kzalloc(sizeof(*cs), GFP_KERNEL);
+	cg = kzalloc(sizeof(*cg), GFP_KERNEL);
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
-	if (!cs || !f) {
+	if (!cs || !cg || !f) {
 		kfree(cs);
+		kfree(cg);
 		kfree(f);
 		return -ENOMEM;
 	}
 	l = &cs->l;
 	tu_result[0] = 0;
 	stage = contend_setup(cs, dev, poll, ops, &err);
+	if (!stage) {
+		/* The same threads' QPs, attached in one group. */
+		cg->l.mode = QP_ATTACH_GROUP;
+		stage = contend_setup(cg, dev, poll, ops, &err);
+	}
 	if (stage) {
 		snprintf(tu_result, RESULT_MAX, "err %s %d\n", stage, err);
 		goto out;
@@ -768,7 +900,8 @@ int run_bench(struct ib_device *dev, enum ib_poll_context poll, u32 ops,
 	for (r = 0; r < BENCH_4WAY_ROUNDS; r++) {
 		for (i = 0; i < ARRAY_SIZE(kinds_4way); i++) {
 			k = bench_order(r, i, ARRAY_SIZE(kinds_4way));
-			v = bench_4way(cs, kinds_4way[k].opcode, per_thread,
+			v = bench_4way(kinds_4way[k].group ? cg : cs,
+				       kinds_4way[k].opcode, per_thread,
 				       kinds_4way[k].shared, &wrs);
 			fig_add(&f->way[k], v, wrs, per_thread * NT);
 			f->per_4way[k][r] = v;
@@ -781,9 +914,14 @@ int run_bench(struct ib_device *dev, enum ib_poll_context poll, u32 ops,
 			f->per_4way[0], BENCH_4WAY_ROUNDS);
 	n = bench_ratio(n, kinds_4way[3].name, kinds_4way[2].name, f->per_4way[3],
 			f->per_4way[2], BENCH_4WAY_ROUNDS);
+	/* The group's masked FA over the native FA, a QP per thread both. */
+	n = bench_ratio(n, kinds_4way[4].name, kinds_4way[0].name, f->per_4way[4],
+			f->per_4way[0], BENCH_4WAY_ROUNDS);
 out:
 	contend_teardown(cs);
+	contend_teardown(cg);
 	kfree(cs);
+	kfree(cg);
 	kfree(f);
 	return 0;
 }

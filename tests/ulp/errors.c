@@ -219,10 +219,11 @@ static void attach_cq_event(struct ib_cq *cq, void *ctx)
  * comp_handler, as pre-ib_cqe ULPs make them), with @flags; returns what
  * mlx_ext_attach_qp() said (0 when it attached, then detached, or with
  * @destroy given to mlx_ext_destroy_qp(), which must leave the QP alone).
+ * With @member, mlx_ext_attach_qp_group() in @member's group.
  */
 static int attach_one(struct ib_device *dev, enum ib_qp_type type,
 		      const char *cq_kind, enum ib_poll_context poll, u32 flags,
-		      bool destroy)
+		      bool destroy, struct mlx_ext_qp *member)
 {
 	struct ib_qp_init_attr init = {
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
@@ -259,7 +260,8 @@ static int attach_one(struct ib_device *dev, enum ib_qp_type type,
 		err = PTR_ERR(qp);
 		goto out_cq;
 	}
-	xqp = mlx_ext_attach_qp(qp, flags);
+	xqp = member ? mlx_ext_attach_qp_group(qp, flags, member) :
+		mlx_ext_attach_qp(qp, flags);
 	err = PTR_ERR_OR_ZERO(xqp);
 	if (!err && destroy)
 		mlx_ext_destroy_qp(xqp);
@@ -276,7 +278,56 @@ out_pd:
 	return err;
 }
 
-int run_attachflags(struct ib_device *dev)
+/* A QP of @dev made by mlx_ext_create_qp(), as a group's member. */
+static struct mlx_ext_qp *member_make(struct ib_device *dev, struct ib_pd **pd,
+				      struct ib_cq **cq)
+{
+	struct ib_qp_init_attr init = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+	};
+	struct mlx_ext_qp *xqp;
+
+	*pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(*pd))
+		return ERR_CAST(*pd);
+	*cq = ib_alloc_cq(dev, NULL, 16, 0, IB_POLL_SOFTIRQ);
+	if (IS_ERR(*cq)) {
+		ib_dealloc_pd(*pd);
+		return ERR_CAST(*cq);
+	}
+	init.send_cq = *cq;
+	init.recv_cq = *cq;
+	xqp = mlx_ext_create_qp(*pd, &init);
+	if (IS_ERR(xqp)) {
+		ib_free_cq(*cq);
+		ib_dealloc_pd(*pd);
+	}
+	return xqp;
+}
+
+/* mlx_ext_attach_qp_group() on @dev with a member of @member_dev. */
+static int attach_group(struct ib_device *dev, struct ib_device *member_dev)
+{
+	struct mlx_ext_qp *member;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	int err;
+
+	member = member_make(member_dev, &pd, &cq);
+	if (IS_ERR(member))
+		return PTR_ERR(member);
+	err = attach_one(dev, IB_QPT_RC, "alloc", IB_POLL_SOFTIRQ, 0, false,
+			 member);
+	mlx_ext_destroy_qp(member);
+	ib_free_cq(cq);
+	ib_dealloc_pd(pd);
+	return err;
+}
+
+int run_attachflags(struct ib_device *dev, struct ib_device *other)
 {
 	struct ib_qp_init_attr init = { .qp_type = IB_QPT_RC };
 	size_t n = 0;
@@ -296,24 +347,30 @@ int run_attachflags(struct ib_device *dev)
 	CASE("init_null", mlx_ext_init_qp_attr(dev, NULL, 2));
 	CASE("attach_null", PTR_ERR_OR_ZERO(mlx_ext_attach_qp(NULL, 0)));
 	CASE("attach", attach_one(dev, IB_QPT_RC, "alloc", IB_POLL_SOFTIRQ, 0,
-				  false));
+				  false, NULL));
 	CASE("attach_be", attach_one(dev, IB_QPT_RC, "alloc", IB_POLL_SOFTIRQ,
-				     MLX_EXT_QP_ATOMIC_BE_REPLY, false));
+				     MLX_EXT_QP_ATOMIC_BE_REPLY, false, NULL));
 	CASE("attach_unknown_flag", attach_one(dev, IB_QPT_RC, "alloc",
-					       IB_POLL_SOFTIRQ, BIT(5), false));
+					       IB_POLL_SOFTIRQ, BIT(5), false, NULL));
 	CASE("attach_create_flag", attach_one(dev, IB_QPT_RC, "alloc",
 					      IB_POLL_SOFTIRQ,
 					      MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY,
-					      false));
+					      false, NULL));
 	CASE("attach_direct_cq", attach_one(dev, IB_QPT_RC, "alloc",
-					    IB_POLL_DIRECT, 0, false));
+					    IB_POLL_DIRECT, 0, false, NULL));
 	CASE("attach_created_cq", attach_one(dev, IB_QPT_RC, "create",
-					     IB_POLL_SOFTIRQ, 0, false));
+					     IB_POLL_SOFTIRQ, 0, false, NULL));
 	CASE("attach_uc", attach_one(dev, IB_QPT_UC, "alloc", IB_POLL_SOFTIRQ, 0,
-				     false));
+				     false, NULL));
 	/* The handle given to mlx_ext_destroy_qp(): detached, QP left. */
 	CASE("destroy_attached", attach_one(dev, IB_QPT_RC, "alloc",
-					    IB_POLL_SOFTIRQ, 0, true));
+					    IB_POLL_SOFTIRQ, 0, true, NULL));
+	/* In a group (its member a created QP), and with a member of
+	 * another device (with DEV:OTHER).
+	 */
+	CASE("group", attach_group(dev, dev));
+	if (other != dev)
+		CASE("group_other_dev", attach_group(dev, other));
 #undef CASE
 	return 0;
 }

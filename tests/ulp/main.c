@@ -47,6 +47,14 @@
  *	own, plain FA and CAS on a shared one) and check every response
  *	(run_contend). Result "ok ops N attempts A max M word W",
  *	"bad THREAD WHAT" or "err STAGE CODE".
+ *   group DEV POLL HOW
+ *	5 masked fetch-and-adds of 1 on one word, posted at once from the 4
+ *	QPs of "contend" (two from the first, then one from each other)
+ *	attached in one group, or each in its own with HOW solo (run_group).
+ *	HOW group: nothing more; fence: the third asks for a fence; detach:
+ *	the first QP detached once all are posted; drain: the first QP
+ *	drained (ERR) once all are posted. Result "ok st S,.. resp R,..
+ *	word W" (each operation's status and response, in posting order).
  *   bench DEV POLL OPS [short]
  *	The benchmark (run_bench): "NAME VALUE UNIT (W WR/op)" lines; with
  *	"short" only masked CAS and FA on a warm word. The sequential figures
@@ -103,15 +111,18 @@
  *   repost 0|1
  *	Whether the done callbacks of "hold ... api" post their operation
  *	again (GFP_ATOMIC), as a ULP that keeps a queue full does.
- *   qpmode create|attach|attach_drain
+ *   qpmode create|attach|attach_drain|attach_group
  *	How the commands that use the API get their QPs from then on: made by
  *	mlx_ext_create_qp() and ended by mlx_ext_destroy_qp() (create, the
  *	default), or created by the ULP (mlx_ext_init_qp_attr(),
  *	ib_create_qp()) and attached (mlx_ext_attach_qp()), ended by
  *	mlx_ext_detach_qp() and then the ULP's drain and destroy (attach) or
- *	the ULP's drain, the detach, and the destroy (attach_drain).
- *   attachflags DEV
- *	The refusals of mlx_ext_init_qp_attr() and mlx_ext_attach_qp(), one
+ *	the ULP's drain, the detach, and the destroy (attach_drain); or
+ *	as attach, the QPs of one command in one group
+ *	(mlx_ext_attach_qp_group(): attach_group).
+ *   attachflags DEV[:OTHER]
+ *	The refusals of mlx_ext_init_qp_attr(), mlx_ext_attach_qp() and
+ *	mlx_ext_attach_qp_group() (with OTHER, a member on that device), one
  *	"CASE RESULT" line each.
  *
  * POLL is the CQ's poll context: direct, softirq, workqueue or unbound.
@@ -485,6 +496,8 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 			qp_mode = QP_ATTACH;
 		else if (sysfs_streq(buf + 7, "attach_drain"))
 			qp_mode = QP_ATTACH_DRAIN;
+		else if (sysfs_streq(buf + 7, "attach_group"))
+			qp_mode = QP_ATTACH_GROUP;
 		else
 			goto out;
 		snprintf(tu_result, RESULT_MAX, "qpmode %d\n", qp_mode);
@@ -517,7 +530,8 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 	if (!d || !d_b)
 		goto out;
 	ret = -EINVAL;
-	if (d_b != d && strcmp(cmd, "atomics") && strcmp(cmd, "api"))
+	if (d_b != d && strcmp(cmd, "atomics") && strcmp(cmd, "api") &&
+	    strcmp(cmd, "attachflags"))
 		goto out;
 	ret = -EINVAL;
 	if (!strcmp(cmd, "api")) {
@@ -559,12 +573,18 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 			goto out;
 		tu_result[0] = 0;
 		ret = run_contend(d->dev, poll, count);
+	} else if (!strcmp(cmd, "group")) {
+		if (sscanf(buf, "%*s %*s %15s %15s", poll_s, kind) != 2 ||
+		    parse_poll(poll_s, &poll))
+			goto out;
+		tu_result[0] = 0;
+		ret = run_group(d->dev, poll, kind);
 	} else if (!strcmp(cmd, "apiflags")) {
 		ret = run_apiflags(d->dev);
 	} else if (!strcmp(cmd, "abi")) {
 		ret = run_abi(d->dev);
 	} else if (!strcmp(cmd, "attachflags")) {
-		ret = run_attachflags(d->dev);
+		ret = run_attachflags(d->dev, d_b->dev);
 	} else if (!strcmp(cmd, "atomics")) {
 		if (sscanf(buf, "%*s %*s %15s %llu %u %15s %15s", poll_s, &seed,
 			   &count, kind, reply) != 5 || parse_poll(poll_s, &poll))

@@ -23,7 +23,7 @@
 extern char tu_result[RESULT_MAX];
 
 /* How the API's QPs are made and ended ("qpmode"). */
-enum qp_mode { QP_CREATE, QP_ATTACH, QP_ATTACH_DRAIN };
+enum qp_mode { QP_CREATE, QP_ATTACH, QP_ATTACH_DRAIN, QP_ATTACH_GROUP };
 extern enum qp_mode qp_mode;
 
 /* What one connection holds: the requester side A (PD, CQ, QP qa, a reply
@@ -31,7 +31,10 @@ extern enum qp_mode qp_mode;
  * page of NWORDS target words), on one device (loopback) or two.
  */
 struct loop {
-	enum qp_mode mode;	/* of xqa and the contenders' QPs */
+	/* Of xqa and the contenders' QPs: qpmode's, unless set to
+	 * QP_ATTACH_GROUP before loop_setup_api().
+	 */
+	enum qp_mode mode;
 	struct ib_device *dev;	/* A's */
 	struct ib_device *dev_b;
 	enum ib_poll_context poll;
@@ -92,7 +95,8 @@ int connect_qp(struct ib_qp *qp, struct ib_qp *dest, int access, u8 rd_atomic,
 	       bool *live);
 struct mlx_ext_qp *xqp_make(enum qp_mode mode, struct ib_pd *pd,
 			    struct ib_qp_init_attr *init, u32 create_flags,
-			    struct ib_qp **qp, const char **stage);
+			    struct mlx_ext_qp *member, struct ib_qp **qp,
+			    const char **stage);
 void xqp_end(enum qp_mode mode, struct mlx_ext_qp *xqp, struct ib_qp *qp,
 	     bool live, atomic_t *pending);
 void loop_destroy(struct loop *l);
@@ -118,6 +122,7 @@ int run_api(struct ib_device *dev, struct ib_device *dev_b,
 	    enum ib_poll_context poll, u64 seed, u32 count,
 	    enum api_kind kind, u32 flags);
 int run_contend(struct ib_device *dev, enum ib_poll_context poll, u32 ops);
+int run_group(struct ib_device *dev, enum ib_poll_context poll, const char *how);
 int run_bench(struct ib_device *dev, enum ib_poll_context poll, u32 ops,
 	      bool full);
 int run_burst(struct ib_device *dev, enum ib_poll_context poll, u32 n);
@@ -128,7 +133,7 @@ int run_flight(struct ib_device *dev, enum ib_poll_context poll, u32 depth,
 extern int sync_ret;
 int run_abi(struct ib_device *dev);
 int run_apiflags(struct ib_device *dev);
-int run_attachflags(struct ib_device *dev);
+int run_attachflags(struct ib_device *dev, struct ib_device *other);
 int run_syncself(struct ib_device *dev, enum ib_poll_context poll);
 int run_syncwait(struct ib_device *dev);
 int run_errors(struct ib_device *dev, enum ib_poll_context poll);

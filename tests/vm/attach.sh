@@ -20,18 +20,20 @@ attachflags() {
 # fine. The simulator creates RC QPs only: its UC QP fails at
 # ib_create_qp(). A handle given to mlx_ext_destroy_qp() is detached and
 # its QP left to the ULP, which destroys it (KASAN would see a second
-# destroy).
+# destroy). mlx_ext_attach_qp_group joins a member's group on its device
+# and refuses a member of another (on Connect-IB the test's member, a QP
+# created without the big-endian flag, is refused already).
 test_attach_refusals() {
 	init="init_adds 0 12 1 init_overflow -22 init_not_rc -22 init_null -22 attach_null -22"
 	rest="attach_unknown_flag -22 attach_create_flag -22"
-	expect_eq "$(attachflags rxe0)" \
-		"$init attach 0 attach_be -22 $rest attach_direct_cq 0 attach_created_cq -22 attach_uc -22 destroy_attached 0 " \
+	expect_eq "$(attachflags rxe0:mlxsim0)" \
+		"$init attach 0 attach_be -22 $rest attach_direct_cq 0 attach_created_cq -22 attach_uc -22 destroy_attached 0 group 0 group_other_dev -22 " \
 		"rxe0" || return 1
 	expect_eq "$(attachflags mlxsim0)" \
-		"$init attach 0 attach_be -22 $rest attach_direct_cq 0 attach_created_cq -22 attach_uc -95 destroy_attached 0 " \
+		"$init attach 0 attach_be -22 $rest attach_direct_cq 0 attach_created_cq -22 attach_uc -95 destroy_attached 0 group 0 " \
 		"cx3" || return 1
 	expect_eq "$(attachflags mlxsim1)" \
-		"$init attach -22 attach_be 0 $rest attach_direct_cq -22 attach_created_cq -22 attach_uc -95 destroy_attached -22 " \
+		"$init attach -22 attach_be 0 $rest attach_direct_cq -22 attach_created_cq -22 attach_uc -95 destroy_attached -22 group -22 " \
 		"connectib" || return 1
 	for why in "the send CQ must come from ib_alloc_cq()" \
 		"the device replies big-endian: attach with MLX_EXT_QP_ATOMIC_BE_REPLY" \
@@ -40,6 +42,8 @@ test_attach_refusals() {
 		dmesg | grep -q "mlx_ext_attach_qp: $why" ||
 			{ echo "no log line: mlx_ext_attach_qp: $why"; return 1; }
 	done
+	dmesg | grep -q "rxe0: mlx_ext_attach_qp_group: the member is a QP of another device" ||
+		{ echo "no log line for a member of another device"; return 1; }
 	dmesg | grep -q "mlx_ext_destroy_qp on an attached QP: detached, not destroyed" ||
 		{ echo "no warning for mlx_ext_destroy_qp on an attached QP"; return 1; }
 	for d in mlxsim0 mlxsim1; do objects_zero $d || return 1; done
@@ -85,6 +89,86 @@ test_attach_contention() {
 	qpmode attach &&
 		contend_runs "rxe0 softirq 500" "mlxsim2 workqueue 500" "mlxsim0 unbound 250" &&
 		qpmode attach_drain && contend_runs "rxe0 workqueue 250" "mlxsim2 softirq 250"
+	rc=$?
+	qpmode create
+	[ $rc = 0 ] || return 1
+	for d in mlxsim0 mlxsim2; do objects_zero $d || return 1; done
+}
+
+# group_run DEV HOW WANT WRS: the ULP's "group DEV softirq HOW" (5 masked
+# FAs of 1 on one word posted at once: two from QP 0, then one from each of
+# QPs 1, 2 and 3) answers WANT, and the QPs posted WRS work requests.
+group_run() {
+	read -r made0 live0 taken0 posted0 <<EOF_STATS
+$(pool_stats)
+EOF_STATS
+	got=$(ulp "group $1 softirq $2")
+	read -r made live taken posted <<EOF_STATS
+$(pool_stats)
+EOF_STATS
+	echo "$1 $2: $got; $((posted - posted0)) work requests"
+	expect_eq "$got" "$3" "$1 $2" &&
+		expect_eq "$((posted - posted0))" "$4" "$1 $2: work requests"
+}
+
+# Groups (mlx_ext_attach_qp_group): emulated operations of the group's QPs
+# on one word combine. On cx4 with completions 300 ms late, so that all 5
+# are posted while the first compare-and-swap is in flight:
+# - group: the first carries op 0, the second all 4 others (led by QP 0's
+#   second, from the value the first left): 2 work requests, each response
+#   what those before it left;
+# - solo (each QP attached on its own): nothing combines across QPs, at
+#   least one work request per operation, same final word;
+# - fence: op 2 (QP 1) asks for a fence, which orders only on its own QP:
+#   the second batch stops before it and it leads a third on QP 1;
+# - detach: QP 0 detached once all are posted: its waiting op 1 ends
+#   -ESHUTDOWN (nothing more is posted for a detaching QP), and the others
+#   go on, led by QP 1's op 2 on QP 1;
+# - drain: QP 0 drained (ERR) once all are posted: its executing
+#   compare-and-swap is flushed (-ECANCELED, outcome unknown; the simulator
+#   carried it out, as rxe's responder does before the flush), its waiting
+#   op 1 never began (-ECONNABORTED), and QPs 1 to 3 go on: their batch
+#   guesses 0 (the word's value was forgotten), fails, and succeeds from
+#   the value returned: 3 work requests (2 if the flushed one never ran).
+# Then 4 threads on 4 QPs of a group, masked and plain operations on one
+# word (run_contend): exact, on rxe0, cx4 and cx3 (native). Also shown
+# failing: posting the next batch on the detached QP ends ops 2..4 with
+# -ESHUTDOWN; without the fence rule the fence case takes 2.
+test_attach_group() {
+	echo 300 >$SIMDBG/mlxsim2/completion_delay_ms
+	group_run mlxsim2 group "ok st 0,0,0,0,0 resp 0,1,2,3,4 word 5" 2 &&
+		group_run mlxsim2 fence "ok st 0,0,0,0,0 resp 0,1,2,3,4 word 5" 3 &&
+		group_run mlxsim2 detach "ok st 0,-108,0,0,0 resp 0,0,1,2,3 word 4" 2
+	rc=$?
+	# The drain comes 100 ms after the posts, while the simulator's work
+	# item holds the first compare-and-swap for its 300 ms: it takes effect
+	# and is flushed (as a request in flight at the responder when its QP
+	# goes to ERR). Should the work item not have begun it by then, it is
+	# flushed unexecuted, which is as valid: the word is then 3.
+	if [ $rc = 0 ] && ! group_run mlxsim2 drain "ok st -125,-103,0,0,0 resp 0,0,1,2,3 word 4" 3; then
+		group_run mlxsim2 drain "ok st -125,-103,0,0,0 resp 0,0,0,1,2 word 3" 2 || rc=1
+	fi
+	if [ $rc = 0 ]; then
+		qpmode attach
+		read -r made0 live0 taken0 posted0 <<EOF_STATS
+$(pool_stats)
+EOF_STATS
+		got=$(ulp "group mlxsim2 softirq solo")
+		read -r made live taken posted <<EOF_STATS
+$(pool_stats)
+EOF_STATS
+		qpmode create
+		echo "mlxsim2 solo: $got; $((posted - posted0)) work requests"
+		resp=$(echo "$got" | sed -n 's/.* resp \([0-9,]*\) .*/\1/p' | tr , '\n' | sort -n | tr '\n' ' ')
+		case "$got" in "ok st 0,0,0,0,0 resp "*" word 5") ;; *) rc=1 ;; esac
+		expect_eq "$resp" "0 1 2 3 4 " "solo: the responses, sorted" || rc=1
+		[ $((posted - posted0)) -ge 5 ] ||
+			{ echo "solo: $((posted - posted0)) work requests, expected 5 or more"; rc=1; }
+	fi
+	echo 0 >$SIMDBG/mlxsim2/completion_delay_ms
+	[ $rc = 0 ] || return 1
+	qpmode attach_group &&
+		contend_runs "rxe0 softirq 500" "mlxsim2 workqueue 500" "mlxsim0 unbound 250"
 	rc=$?
 	qpmode create
 	[ $rc = 0 ] || return 1

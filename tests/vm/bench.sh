@@ -61,6 +61,7 @@ echo "rxe0 emulated masked CAS cold / native CAS: $(pratio masked_cas_cold/cas) 
 echo "rxe0 emulated masked FA cold / native CAS:  $(pratio masked_fa_cold/cas) (target <= 2.1x)"
 echo "rxe0 4-way emulated masked FA / native FA throughput, a QP per thread: $(pratio masked_fa_4way/fa_4way) (target >= 0.5x)"
 echo "rxe0 4-way emulated masked FA / native FA throughput, one QP (combining): $(pratio masked_fa_4way_1qp/fa_4way_1qp) (target >= 0.5x)"
+echo "rxe0 4-way emulated masked FA / native FA throughput, a QP per thread in one group (combining): $(pratio masked_fa_4way_group/fa_4way) (target >= 0.5x)"
 echo "plain verbs CAS (no mlx_ext) / CAS through mlx_ext on rxe0: $(pratio verbs_cas/cas)"
 echo "sim masked FA: emulated cx4 / native cx3: $(ratio "$(value mlxsim2 masked_fa_warm)" "$(value mlxsim0 masked_fa_warm)")x"
 echo "sim masked CAS: emulated cx4 / native cx3: $(ratio "$(value mlxsim2 masked_cas_warm)" "$(value mlxsim0 masked_cas_warm)")x"

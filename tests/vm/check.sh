@@ -408,7 +408,7 @@ ktap_run test_load_sees_rxe0 test_sysfs_matches_ib_core test_sysfs_read_only \
 	test_api_driver_refusal_downgrades test_api_driver_lacks_opcodes test_api_abi_and_fence test_api_refusal_in_softirq_during_rename test_api_query_caps_across_removal test_api_sync_contexts \
 	test_api_contention test_api_combining test_api_request_pool \
 	test_api_request_pool_growth_fails \
-	test_attach_refusals test_attach_exact test_attach_contention \
+	test_attach_refusals test_attach_exact test_attach_contention test_attach_group \
 	test_attach_detach_with_ops_in_flight test_attach_rdma_cm_sample \
 	test_attach_rdma_cm_device_removal \
 	test_guid_tree_placement test_sim_sa_guidinfo test_sim_sa_programmed \
