@@ -300,8 +300,9 @@ pub struct ExtQp {
     flags: QpFlags,
     /// Its combining state: its own, or its group's.
     words: Arc<Words>,
-    /// Whether `words` is a group's (`mlx_ext_attach_qp_group`).
-    grouped: bool,
+    /// Whether `words` is shared: the QP joined a group
+    /// (`mlx_ext_attach_qp_group`), or another joined its own.
+    grouped: AtomicBool,
     #[pin]
     inner: IrqSpinLock<Inner>,
     /// `Inner::dying`, readable without the lock: a post checks it first,
@@ -336,7 +337,7 @@ impl ExtQp {
                 dev,
                 flags,
                 words,
-                grouped,
+                grouped: AtomicBool::new(grouped),
                 inner <- new_irq_spinlock!(
                     Inner {
                         dying: false,
@@ -806,6 +807,7 @@ unsafe impl AtomicApi for Api {
                     );
                     return Err(EINVAL);
                 }
+                m.grouped.store(true, Ordering::Release);
                 Some(m.words.clone())
             }
         };
@@ -881,7 +883,8 @@ unsafe impl AtomicApi for Api {
         // drained, whatever of it still waits was never posted: it ends
         // here.
         let left_waiting = qp.words.take_waiting_of(qp);
-        if !qp.grouped {
+        let grouped = qp.grouped.load(Ordering::Acquire);
+        if !grouped {
             // Its own words: none is in flight any more.
             for w in qp.words.inner.lock().words.iter_mut() {
                 w.key = None;
@@ -897,7 +900,7 @@ unsafe impl AtomicApi for Api {
         if left == 0 {
             return;
         }
-        if qp.grouped {
+        if grouped {
             // Operations of this QP that batches of the group's other QPs
             // carry: they end with those QPs' completions.
             return qp.wait_idle("mlx_ext_destroy_qp");

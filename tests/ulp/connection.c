@@ -363,7 +363,7 @@ const char *loop_setup_api(struct loop *l, struct ib_device *dev,
 	rd = min3(rd, (u8)min(dev->attrs.max_qp_init_rd_atom, dev->attrs.max_qp_rd_atom),
 		  (u8)min(dev_b->attrs.max_qp_init_rd_atom, dev_b->attrs.max_qp_rd_atom));
 	rd = max_t(u8, rd, 1);
-	if (l->mode != QP_ATTACH_GROUP)
+	if (!l->group)
 		l->mode = qp_mode;
 	l->dev = dev;
 	l->dev_b = dev_b;

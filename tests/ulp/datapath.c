@@ -324,8 +324,9 @@ static const char *contend_setup(struct contend_set *cs, struct ib_device *dev,
 		}
 		init.send_cq = l->cq;
 		init.recv_cq = l->cq;
-		/* In group mode, each joins thread 0's group. */
-		xq = xqp_make(l->mode, l->pd, &init, 0, l->xqa, &ct->qa, &stage);
+		/* In a group, each joins thread 0's. */
+		xq = xqp_make(l->group ? QP_ATTACH_GROUP : l->mode, l->pd, &init, 0,
+			      l->xqa, &ct->qa, &stage);
 		if (IS_ERR(xq)) {
 			*err = PTR_ERR(xq);
 			return stage;
@@ -359,7 +360,8 @@ static void contend_teardown(struct contend_set *cs)
 		struct contender *ct = &cs->c[t];
 
 		if (ct->xq)
-			xqp_end(cs->l.mode, ct->xq, ct->qa, ct->qa_live, NULL);
+			xqp_end(cs->l.group ? QP_ATTACH_GROUP : cs->l.mode, ct->xq,
+				ct->qa, ct->qa_live, NULL);
 		else if (ct->qa)
 			ib_destroy_qp(ct->qa);
 		if (ct->qb) {
@@ -456,13 +458,13 @@ out:
 
 /*
  * A group's combining (run_group): GROUP_OPS masked fetch-and-adds of 1 on
- * word 0, posted at once, operation i from contender group_qp[i]'s QP.
+ * word 0, posted at once, operation i from contender qps[i]'s QP.
  */
 #define GROUP_OPS 5
-static const unsigned int group_qp[GROUP_OPS] = { 0, 0, 1, 2, 3 };
 
 struct group_run {
 	struct mlx_ext_atomic op[GROUP_OPS];
+	bool done[GROUP_OPS];
 	atomic_t left;
 	struct completion all;
 };
@@ -471,23 +473,29 @@ static void group_done(struct mlx_ext_atomic *op)
 {
 	struct group_run *g = op->context;
 
+	WRITE_ONCE(g->done[op - g->op], true);
 	if (atomic_dec_and_test(&g->left))
 		complete(&g->all);
 }
 
 int run_group(struct ib_device *dev, enum ib_poll_context poll, const char *how)
 {
+	static const unsigned int usual[GROUP_OPS] = { 0, 0, 1, 2, 3 };
+	/* QP 0's operation a follower in the second batch, led by QP 2's. */
+	static const unsigned int late[GROUP_OPS] = { 1, 2, 0, 3, 3 };
 	bool solo = !strcmp(how, "solo"), fence = !strcmp(how, "fence");
 	bool detach = !strcmp(how, "detach"), drain = !strcmp(how, "drain");
+	bool destroy = !strcmp(how, "destroy");
+	const unsigned int *qps = destroy ? late : usual;
 	struct contend_set *cs;
 	struct group_run *g;
 	const char *stage = NULL;
-	unsigned int i;
+	unsigned int i, early = 0;
 	size_t n;
 	int err = 0;
 
 	if (poll == IB_POLL_DIRECT ||
-	    !(solo || fence || detach || drain || !strcmp(how, "group")))
+	    !(solo || fence || detach || drain || destroy || !strcmp(how, "group")))
 		return -EINVAL;
 	cs = kzalloc(sizeof(*cs), GFP_KERNEL);
 	g = kzalloc(sizeof(*g), GFP_KERNEL);
@@ -496,15 +504,16 @@ int run_group(struct ib_device *dev, enum ib_poll_context poll, const char *how)
 		kfree(g);
 		return -ENOMEM;
 	}
-	if (solo) {
-		/* contend_setup() takes qpmode's: attach each on its own. */
-		if (qp_mode == QP_ATTACH_GROUP) {
-			err = -EINVAL;
-			stage = "qpmode";
-			goto out;
-		}
-	} else {
-		cs->l.mode = QP_ATTACH_GROUP;
+	if (solo && qp_mode == QP_ATTACH_GROUP) {
+		/* Solo takes qpmode's QPs, each on its own. */
+		err = -EINVAL;
+		stage = "qpmode";
+		goto out;
+	}
+	if (!solo) {
+		/* QP 0 attached (created, for destroy), the others in its group. */
+		cs->l.mode = destroy ? QP_CREATE : QP_ATTACH_GROUP;
+		cs->l.group = true;
 	}
 	stage = contend_setup(cs, dev, poll, 1, &err);
 	if (stage)
@@ -523,7 +532,7 @@ int run_group(struct ib_device *dev, enum ib_poll_context poll, const char *how)
 		op->flags = (fence && i == 2) ? MLX_EXT_ATOMIC_FENCE : 0;
 		op->done = group_done;
 		op->context = g;
-		err = mlx_ext_post_atomic(cs->c[group_qp[i]].xq, op, GFP_KERNEL);
+		err = mlx_ext_post_atomic(cs->c[qps[i]].xq, op, GFP_KERNEL);
 		if (err) {
 			/* Those posted end before the QPs do. */
 			stage = "post";
@@ -532,13 +541,22 @@ int run_group(struct ib_device *dev, enum ib_poll_context poll, const char *how)
 			break;
 		}
 	}
-	if (!err && detach) {
-		/* Thread 0's QP is the loop's: detached (it waits for its own
-		 * operations), then the ULP's drain and destroy at the end.
+	if (!err && (detach || destroy)) {
+		/* Thread 0's QP is the loop's: ended (it waits for its own
+		 * operations; destroy once the second batch is in flight), the
+		 * ULP's drain and destroy of a detached one at the end.
 		 */
-		mlx_ext_detach_qp(cs->l.xqa);
+		if (destroy) {
+			msleep(400);
+			mlx_ext_destroy_qp(cs->l.xqa);
+			cs->l.qa = NULL;
+		} else {
+			mlx_ext_detach_qp(cs->l.xqa);
+		}
 		cs->l.xqa = NULL;
 		cs->c[0].xq = NULL;
+		for (i = 0; i < GROUP_OPS; i++)
+			early += qps[i] == 0 && !READ_ONCE(g->done[i]);
 	}
 	if (!err && drain) {
 		/* Once the first compare-and-swap is executing (usually:
@@ -563,8 +581,11 @@ int run_group(struct ib_device *dev, enum ib_poll_context poll, const char *how)
 	for (i = 0; i < GROUP_OPS; i++)
 		n += scnprintf(tu_result + n, RESULT_MAX - n, "%s%llu", i ? "," : " ",
 			       g->op[i].status ? 0 : g->op[i].response);
-	scnprintf(tu_result + n, RESULT_MAX - n, " word %llu\n",
-		  READ_ONCE(cs->l.target[0]));
+	n += scnprintf(tu_result + n, RESULT_MAX - n, " word %llu",
+		       READ_ONCE(cs->l.target[0]));
+	if (detach || destroy)
+		n += scnprintf(tu_result + n, RESULT_MAX - n, " early %u", early);
+	scnprintf(tu_result + n, RESULT_MAX - n, "\n");
 out:
 	/* (A detached xqa leaves qa to loop_destroy(): drain and destroy.) */
 	contend_teardown(cs);
@@ -857,6 +878,7 @@ int run_bench(struct ib_device *dev, enum ib_poll_context poll, u32 ops,
 	if (!stage) {
 		/* The same threads' QPs, attached in one group. */
 		cg->l.mode = QP_ATTACH_GROUP;
+		cg->l.group = true;
 		stage = contend_setup(cg, dev, poll, ops, &err);
 	}
 	if (stage) {

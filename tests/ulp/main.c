@@ -50,11 +50,16 @@
  *   group DEV POLL HOW
  *	5 masked fetch-and-adds of 1 on one word, posted at once from the 4
  *	QPs of "contend" (two from the first, then one from each other)
- *	attached in one group, or each in its own with HOW solo (run_group).
- *	HOW group: nothing more; fence: the third asks for a fence; detach:
- *	the first QP detached once all are posted; drain: the first QP
- *	drained (ERR) once all are posted. Result "ok st S,.. resp R,..
- *	word W" (each operation's status and response, in posting order).
+ *	attached in one group, or with HOW solo each in its own as qpmode
+ *	makes them (run_group). HOW group: nothing more; fence: the third
+ *	asks for a fence; detach: the first QP detached once all are posted;
+ *	drain: the first QP drained (ERR) once all are posted; destroy: the
+ *	first QP created (mlx_ext_create_qp()), the others attached in its
+ *	group, posting from QPs 1, 2, 0, 3, 3, and the first destroyed while
+ *	the second batch carries its operation. Result "ok st S,.. resp R,..
+ *	word W [early E]" (each operation's status and response, in posting
+ *	order; E: the first QP's operations whose done had not run when its
+ *	detach or destroy returned).
  *   bench DEV POLL OPS [short]
  *	The benchmark (run_bench): "NAME VALUE UNIT (W WR/op)" lines; with
  *	"short" only masked CAS and FA on a warm word. The sequential figures

@@ -31,10 +31,12 @@ extern enum qp_mode qp_mode;
  * page of NWORDS target words), on one device (loopback) or two.
  */
 struct loop {
-	/* Of xqa and the contenders' QPs: qpmode's, unless set to
-	 * QP_ATTACH_GROUP before loop_setup_api().
+	/* Of xqa and the contenders' QPs: qpmode's, unless @group is set
+	 * before loop_setup_api(), with the mode of xqa; the contenders'
+	 * QPs then join xqa's group (attached, QP_ATTACH_GROUP).
 	 */
 	enum qp_mode mode;
+	bool group;
 	struct ib_device *dev;	/* A's */
 	struct ib_device *dev_b;
 	enum ib_poll_context poll;

@@ -124,6 +124,10 @@ EOF_STATS
 # - detach: QP 0 detached once all are posted: its waiting op 1 ends
 #   -ESHUTDOWN (nothing more is posted for a detaching QP), and the others
 #   go on, led by QP 1's op 2 on QP 1;
+# - destroy: QP 0 made by mlx_ext_create_qp() and the others attached in
+#   its group; posted from QPs 1, 2, 0, 3, 3, QP 0 is destroyed while the
+#   second batch (led by QP 2's) carries its operation: the destroy waits
+#   for it, which succeeds;
 # - drain: QP 0 drained (ERR) once all are posted: its executing
 #   compare-and-swap is flushed (-ECANCELED, outcome unknown; the simulator
 #   carried it out, as rxe's responder does before the flush), its waiting
@@ -133,12 +137,15 @@ EOF_STATS
 # Then 4 threads on 4 QPs of a group, masked and plain operations on one
 # word (run_contend): exact, on rxe0, cx4 and cx3 (native). Also shown
 # failing: posting the next batch on the detached QP ends ops 2..4 with
-# -ESHUTDOWN; without the fence rule the fence case takes 2.
+# -ESHUTDOWN; without the fence rule the fence case takes 2; a created QP
+# that others joined, taken for a group of one, is destroyed before its
+# operation ends (early 1).
 test_attach_group() {
 	echo 300 >$SIMDBG/mlxsim2/completion_delay_ms
 	group_run mlxsim2 group "ok st 0,0,0,0,0 resp 0,1,2,3,4 word 5" 2 &&
 		group_run mlxsim2 fence "ok st 0,0,0,0,0 resp 0,1,2,3,4 word 5" 3 &&
-		group_run mlxsim2 detach "ok st 0,-108,0,0,0 resp 0,0,1,2,3 word 4" 2
+		group_run mlxsim2 detach "ok st 0,-108,0,0,0 resp 0,0,1,2,3 word 4 early 0" 2 &&
+		group_run mlxsim2 destroy "ok st 0,0,0,0,0 resp 0,1,2,3,4 word 5 early 0" 2
 	rc=$?
 	# The drain comes 100 ms after the posts, while the simulator's work
 	# item holds the first compare-and-swap for its 300 ms: it takes effect
