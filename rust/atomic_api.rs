@@ -81,11 +81,17 @@ impl WordsInner {
         }
     }
 
-    /// Puts `older` back in front of what waits for `key` (whose slot is
-    /// held).
-    fn wait_again(&mut self, key: (u32, u64), older: Chain) {
-        if let Some(w) = self.word(key) {
-            w.waiting_rev.append(older.reversed());
+    /// Puts `older` back in front of what waits for `key`, whose slot the
+    /// caller holds (it is never taken from under it: only the batch
+    /// holding a slot ends it, but for the destroy of a QP of its own,
+    /// which waits for its batches). What cannot be put back is returned.
+    fn wait_again(&mut self, key: (u32, u64), older: Chain) -> Chain {
+        match self.word(key) {
+            Some(w) => {
+                w.waiting_rev.append(older.reversed());
+                Chain(None)
+            }
+            None => older,
         }
     }
 
@@ -160,19 +166,25 @@ impl Words {
     /// one of another QP that asks for a fence (which orders only on its
     /// own QP, so it waits to lead the batch after). When the leader's QP
     /// refuses the post, its operations of the batch end with that error
-    /// and the others go on. The slot ends when nothing is left.
+    /// and the others go on. The slot ends when nothing is left. The
+    /// operations that end here do so once the slot has a batch in flight
+    /// or has ended: one that a `done` posts again starts afresh, and
+    /// cannot keep this loop going.
     fn lead(&self, key: (u32, u64), value: u64, mut batch: Chain, order: ReplyOrder) {
+        // The operations to end once the loop is over, each with its
+        // `status`.
+        let mut ended: Chain = Chain(None);
         loop {
             {
                 let mut w = self.inner.lock();
                 batch.append(w.take_waiting(key));
                 if batch.is_empty() {
                     w.end_word(key);
-                    return;
+                    break;
                 }
             }
             let (closing, live) = batch.partition(|op| op.qp.closing.load(Ordering::Acquire));
-            fail_chain(closing, -errno::ESHUTDOWN, WC_SUCCESS, order);
+            ended.append(with_status(closing, -errno::ESHUTDOWN));
             let mut live = live;
             let Some(mut leader) = live.pop_front() else {
                 batch = Chain(None);
@@ -181,7 +193,8 @@ impl Words {
             let qp = leader.data().qp.clone();
             let (followers, rest) = live.split_before(|op| op.req.fence() && !op.is_of(&qp));
             if !rest.is_empty() {
-                self.inner.lock().wait_again(key, rest);
+                let lost = self.inner.lock().wait_again(key, rest);
+                ended.append(with_status(lost, -errno::ESHUTDOWN));
             }
             {
                 let st = leader.data_mut();
@@ -191,18 +204,31 @@ impl Words {
             }
             let cas = batch_cas(&mut leader);
             let Err((e, mut leader)) = qp.send(leader, cas, false) else {
-                return;
+                break;
             };
             // Not posted: the leader's QP's operations of the batch end
             // with its error (none of them began); the others go on.
             let errno = e.to_errno();
             let followers = core::mem::take(&mut leader.data_mut().followers);
             let (mine, others) = followers.partition(|op| op.is_of(&qp));
-            finish(leader, errno, WC_SUCCESS, device_reply(order, 0));
-            fail_chain(mine, errno, WC_SUCCESS, order);
+            let mut failed = Chain(None);
+            failed.push_front(leader);
+            failed.append(mine);
+            ended.append(with_status(failed, errno));
             batch = others;
         }
+        while let Some(r) = ended.pop_front() {
+            let status = r.data().status;
+            finish(r, status, WC_SUCCESS, device_reply(order, 0));
+        }
     }
+}
+
+/// Marks every operation of `chain` to end with `status` (see
+/// [`Words::lead`]).
+fn with_status(mut chain: Chain, status: i32) -> Chain {
+    chain.for_each(|op| op.status = status);
+    chain
 }
 
 /// The mutable state of a QP.
@@ -366,7 +392,7 @@ impl ExtQp {
     fn wait_idle(&self, what: &str) {
         while !self.idle.wait_ms(DETACH_WARN_MS) {
             pr_warn!(
-                "{}: {}: still waiting for {} operations after {} s (is the QP stuck in RTS with no peer? moving it to ERR ends them)\n",
+                "{}: {}: still waiting for {} operations after {} s (is the QP, or in a group the QP that carries them, stuck in RTS with no peer? moving it to ERR ends them)\n",
                 self.dev.name(),
                 what,
                 self.inner.lock().in_flight,
@@ -501,6 +527,8 @@ pub struct OpState {
     /// The link in a [`Chain`].
     next: Chain,
     attempts: u32,
+    /// How it ends when [`Words::lead`] ends it.
+    status: i32,
 }
 
 // A pool's chunk of 8 operations fits a page.
@@ -798,20 +826,32 @@ unsafe impl AtomicApi for Api {
                 // (A device's record decides the flags a QP must have,
                 // so two QPs of one device have the same.)
                 // A member being detached is still a member: the group is
-                // its QPs' shared words, which outlive any one of them.
-                if !Arc::ptr_eq(&m.dev, &dev) {
-                    pr_info!(
-                        "{}: {}: the member is a QP of another device\n",
-                        dev.name(),
-                        what
-                    );
+                // its QPs' shared words, which outlive any one of them. Its
+                // QPs share one send CQ: an operation is completed by
+                // whichever QP's compare-and-swap carries it, so the
+                // contexts its `done` runs in, their serialisation, and
+                // what waiting for it may deadlock on stay those of its
+                // own QP's CQ.
+                let why = if !Arc::ptr_eq(&m.dev, &dev) {
+                    Some("the member is a QP of another device")
+                } else if !qp.shares_send_cq(&m.qp) {
+                    Some("the group's QPs must share one send CQ")
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    pr_info!("{}: {}: {}\n", dev.name(), what, why);
                     return Err(EINVAL);
                 }
-                m.grouped.store(true, Ordering::Release);
-                Some(m.words.clone())
+                Some(m)
             }
         };
-        ExtQp::new(dev, qp, flags, group)
+        let words = group.as_ref().map(|m| m.words.clone());
+        let xqp = ExtQp::new(dev, qp, flags, words)?;
+        if let Some(m) = group {
+            m.grouped.store(true, Ordering::Release);
+        }
+        Ok(xqp)
     }
 
     fn detach_qp(qp: &ExtQp) {
@@ -946,6 +986,7 @@ unsafe impl AtomicApi for Api {
             followers: Chain(None),
             next: Chain(None),
             attempts: 0,
+            status: 0,
         };
         let request = qp.pool.take(state, gfp)?;
         // On failure the request is dropped: the ULP's `done` is not called.

@@ -201,7 +201,7 @@ struct mlx_ext_qp *mlx_ext_attach_qp(struct ib_qp *qp, u32 flags);
 
 /**
  * mlx_ext_attach_qp_group - mlx_ext_attach_qp(), in the group of @member
- * @qp: as for mlx_ext_attach_qp()
+ * @qp: as for mlx_ext_attach_qp(); its send CQ must be @member's
  * @flags: as for mlx_ext_attach_qp()
  * @member: a handle of the group to join (any of its QPs, attached or
  *          created, valid during the call); NULL: a group of one, as
@@ -218,15 +218,20 @@ struct mlx_ext_qp *mlx_ext_attach_qp(struct ib_qp *qp, u32 flags);
  * access (for example the connections of one session to one peer, whose
  * region is registered once). A batch's compare-and-swap is posted on the
  * QP of its first operation; the others' outcomes follow its completion
- * (an operation of a QP in ERR may still be carried out by another's,
- * and one carried by a QP that fails ends as that QP's completion says).
- * An operation with MLX_EXT_ATOMIC_FENCE joins only batches posted on its
- * own QP. The group lives as long as one of its QPs; each is detached or
- * destroyed on its own, at any time. Since 1.4.
+ * (an operation of a QP in ERR may still be carried out by another's, and
+ * one carried by a compare-and-swap that completes in error ends with its
+ * error), and an operation carried by another QP is not ordered with its
+ * own QP's earlier work requests. An operation with MLX_EXT_ATOMIC_FENCE
+ * joins only batches posted on its own QP. The QPs share one send CQ, so
+ * that every @done still runs in that CQ's context. A detach or destroy
+ * may wait for another QP of the group that carries the QP's operations.
+ * The group lives as long as one of its QPs; each is detached or destroyed
+ * on its own, at any time. Since 1.4; Documentation/ulp-api.rst, "Groups
+ * of QPs".
  *
  * Context: as mlx_ext_attach_qp().
  * Returns as mlx_ext_attach_qp(); also -EINVAL when @member is a QP of
- * another device.
+ * another device or an error pointer, or @qp's send CQ is not @member's.
  */
 struct mlx_ext_qp *mlx_ext_attach_qp_group(struct ib_qp *qp, u32 flags,
 					   struct mlx_ext_qp *member);
@@ -239,7 +244,9 @@ struct mlx_ext_qp *mlx_ext_attach_qp_group(struct ib_qp *qp, u32 flags,
  * operation pending on the QP has ended and its @done has returned:
  * completed normally, flushed (-ECANCELED) if the QP went to ERR, or
  * -ESHUTDOWN for an emulated operation stopped between two of its work
- * requests. Then it frees the handle; the QP stays the ULP's, untouched.
+ * requests (in a group, an operation another QP carries completes as that
+ * QP's work request does). Then it frees the handle; the QP stays the
+ * ULP's, untouched.
  * Call it before destroying the QP, before or after the ULP's
  * ib_drain_qp(). A QP that stays in RTS with its peer gone completes its
  * operations when the transport gives up (retries exceeded): move it to
@@ -286,8 +293,11 @@ struct ib_qp *mlx_ext_qp_ib(struct mlx_ext_qp *qp);
  *
  * Every mlx_ext operation still pending completes first, with -ECANCELED
  * (flushed) or -ESHUTDOWN (an emulated operation stopped between two of its
- * work requests); so do your own work requests (flushed). Afterwards no
- * callback runs for @qp. Context: process context; sleeps.
+ * work requests); so do your own work requests (flushed). In a group
+ * (mlx_ext_attach_qp_group()) its operations that another QP's
+ * compare-and-swap carries complete as that one does, and it waits for
+ * them. Afterwards no callback runs for @qp. Context: process context;
+ * sleeps.
  *
  * As for ib_drain_qp(): no other thread may post on @qp (through mlx_ext or
  * not) once this is called; posting from the QP's own completion callbacks

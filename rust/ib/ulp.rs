@@ -169,6 +169,14 @@ impl Qp {
         unsafe { bindings::mlx_ext_ib_cq_cqe_model((*self.raw.as_ptr()).send_cq) }
     }
 
+    /// Whether `other` completes its send work requests through the same
+    /// CQ.
+    pub fn shares_send_cq(&self, other: &Qp) -> bool {
+        // SAFETY: both QPs are valid while they live; only the pointers
+        // are read.
+        unsafe { (*self.raw.as_ptr()).send_cq == (*other.raw.as_ptr()).send_cq }
+    }
+
     /// The `struct ib_qp`, for the ULP.
     pub fn as_ptr(&self) -> *mut c_void {
         self.raw.as_ptr().cast()
@@ -409,6 +417,10 @@ pub unsafe trait AtomicApi: 'static {
     fn post(qp: ArcBorrow<'_, Self::Qp>, op: UlpOp, gfp: Flags) -> Result;
 }
 
+/// `MAX_ERRNO` of `include/linux/err.h`: the last 4095 addresses are
+/// error pointers.
+const MAX_ERRNO: usize = 4095;
+
 /// The entry points behind [`crate::export_atomic_api`].
 pub mod entry {
     use super::*;
@@ -546,6 +558,10 @@ pub mod entry {
         let Some(d) = device::<A>(qp.device_raw()) else {
             return err(ENODEV);
         };
+        // A failed attach's ERR_PTR is no handle.
+        if (member as usize) > usize::MAX - MAX_ERRNO {
+            return err(EINVAL);
+        }
         // SAFETY: the caller's contract.
         let member = (!member.is_null()).then(|| unsafe { borrow::<A>(member) });
         match A::attach_qp(d, qp, flags, member) {

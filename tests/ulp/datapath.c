@@ -490,7 +490,7 @@ int run_group(struct ib_device *dev, enum ib_poll_context poll, const char *how)
 	struct contend_set *cs;
 	struct group_run *g;
 	const char *stage = NULL;
-	unsigned int i, early = 0;
+	unsigned int i, early = 0, pending = 0;
 	size_t n;
 	int err = 0;
 
@@ -546,8 +546,11 @@ int run_group(struct ib_device *dev, enum ib_poll_context poll, const char *how)
 		 * operations; destroy once the second batch is in flight), the
 		 * ULP's drain and destroy of a detached one at the end.
 		 */
-		if (destroy) {
+		if (destroy)
 			msleep(400);
+		for (i = 0; i < GROUP_OPS; i++)
+			pending += qps[i] == 0 && !READ_ONCE(g->done[i]);
+		if (destroy) {
 			mlx_ext_destroy_qp(cs->l.xqa);
 			cs->l.qa = NULL;
 		} else {
@@ -584,7 +587,8 @@ int run_group(struct ib_device *dev, enum ib_poll_context poll, const char *how)
 	n += scnprintf(tu_result + n, RESULT_MAX - n, " word %llu",
 		       READ_ONCE(cs->l.target[0]));
 	if (detach || destroy)
-		n += scnprintf(tu_result + n, RESULT_MAX - n, " early %u", early);
+		n += scnprintf(tu_result + n, RESULT_MAX - n, " pending %u early %u",
+			       pending, early);
 	scnprintf(tu_result + n, RESULT_MAX - n, "\n");
 out:
 	/* (A detached xqa leaves qa to loop_destroy(): drain and destroy.) */

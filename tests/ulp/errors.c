@@ -308,8 +308,67 @@ static struct mlx_ext_qp *member_make(struct ib_device *dev, struct ib_pd **pd,
 	return xqp;
 }
 
-/* mlx_ext_attach_qp_group() on @dev with a member of @member_dev. */
-static int attach_group(struct ib_device *dev, struct ib_device *member_dev)
+/*
+ * mlx_ext_attach_qp_group() of a fresh QP of @dev whose send CQ is @cq (or
+ * one of its own) in the group of @member; returns what it said (0 when it
+ * attached, then detached).
+ */
+static int group_one(struct ib_device *dev, struct ib_cq *cq,
+		     struct mlx_ext_qp *member)
+{
+	struct ib_qp_init_attr init = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+	};
+	struct ib_cq *own = NULL;
+	struct mlx_ext_qp *xqp;
+	struct ib_qp *qp;
+	struct ib_pd *pd;
+	int err;
+
+	pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(pd))
+		return PTR_ERR(pd);
+	if (!cq) {
+		own = ib_alloc_cq(dev, NULL, 16, 0, IB_POLL_SOFTIRQ);
+		if (IS_ERR(own)) {
+			err = PTR_ERR(own);
+			goto out_pd;
+		}
+		cq = own;
+	}
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	err = mlx_ext_init_qp_attr(dev, &init, 4);
+	if (err)
+		goto out_cq;
+	qp = ib_create_qp(pd, &init);
+	if (IS_ERR(qp)) {
+		err = PTR_ERR(qp);
+		goto out_cq;
+	}
+	xqp = mlx_ext_attach_qp_group(qp, 0, member);
+	err = PTR_ERR_OR_ZERO(xqp);
+	if (!err)
+		mlx_ext_detach_qp(xqp);
+	ib_destroy_qp(qp);
+out_cq:
+	if (own)
+		ib_free_cq(own);
+out_pd:
+	ib_dealloc_pd(pd);
+	return err;
+}
+
+/*
+ * mlx_ext_attach_qp_group() on @dev with a member made by
+ * mlx_ext_create_qp() on @member_dev: sharing its send CQ (@share), or with
+ * a CQ of its own.
+ */
+static int attach_group(struct ib_device *dev, struct ib_device *member_dev,
+			bool share)
 {
 	struct mlx_ext_qp *member;
 	struct ib_pd *pd;
@@ -319,8 +378,7 @@ static int attach_group(struct ib_device *dev, struct ib_device *member_dev)
 	member = member_make(member_dev, &pd, &cq);
 	if (IS_ERR(member))
 		return PTR_ERR(member);
-	err = attach_one(dev, IB_QPT_RC, "alloc", IB_POLL_SOFTIRQ, 0, false,
-			 member);
+	err = group_one(dev, share ? cq : NULL, member);
 	mlx_ext_destroy_qp(member);
 	ib_free_cq(cq);
 	ib_dealloc_pd(pd);
@@ -365,12 +423,15 @@ int run_attachflags(struct ib_device *dev, struct ib_device *other)
 	/* The handle given to mlx_ext_destroy_qp(): detached, QP left. */
 	CASE("destroy_attached", attach_one(dev, IB_QPT_RC, "alloc",
 					    IB_POLL_SOFTIRQ, 0, true, NULL));
-	/* In a group (its member a created QP), and with a member of
-	 * another device (with DEV:OTHER).
+	/* In a group (its member a created QP, whose send CQ it shares),
+	 * with a send CQ of its own, with a failed attach's ERR_PTR as its
+	 * member, and with a member of another device (with DEV:OTHER).
 	 */
-	CASE("group", attach_group(dev, dev));
+	CASE("group", attach_group(dev, dev, true));
+	CASE("group_other_cq", attach_group(dev, dev, false));
+	CASE("group_err_ptr", group_one(dev, NULL, ERR_PTR(-ENOMEM)));
 	if (other != dev)
-		CASE("group_other_dev", attach_group(dev, other));
+		CASE("group_other_dev", attach_group(dev, other, false));
 #undef CASE
 	return 0;
 }

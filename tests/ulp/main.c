@@ -57,9 +57,9 @@
  *	first QP created (mlx_ext_create_qp()), the others attached in its
  *	group, posting from QPs 1, 2, 0, 3, 3, and the first destroyed while
  *	the second batch carries its operation. Result "ok st S,.. resp R,..
- *	word W [early E]" (each operation's status and response, in posting
- *	order; E: the first QP's operations whose done had not run when its
- *	detach or destroy returned).
+ *	word W [pending P early E]" (each operation's status and response, in
+ *	posting order; P and E: the first QP's operations whose done had not
+ *	run when its detach or destroy began, and when it returned).
  *   bench DEV POLL OPS [short]
  *	The benchmark (run_bench): "NAME VALUE UNIT (W WR/op)" lines; with
  *	"short" only masked CAS and FA on a warm word. The sequential figures

@@ -21,19 +21,22 @@ attachflags() {
 # ib_create_qp(). A handle given to mlx_ext_destroy_qp() is detached and
 # its QP left to the ULP, which destroys it (KASAN would see a second
 # destroy). mlx_ext_attach_qp_group joins a member's group on its device
-# and refuses a member of another (on Connect-IB the test's member, a QP
-# created without the big-endian flag, is refused already).
+# when the QP shares the member's send CQ, and refuses a QP with a CQ of
+# its own, a failed attach's ERR_PTR as member, and a member of another
+# device (on Connect-IB the test's member, a QP created without the
+# big-endian flag, is refused already; the ERR_PTR case is refused there
+# by the missing flag too).
 test_attach_refusals() {
 	init="init_adds 0 12 1 init_overflow -22 init_not_rc -22 init_null -22 attach_null -22"
 	rest="attach_unknown_flag -22 attach_create_flag -22"
 	expect_eq "$(attachflags rxe0:mlxsim0)" \
-		"$init attach 0 attach_be -22 $rest attach_direct_cq 0 attach_created_cq -22 attach_uc -22 destroy_attached 0 group 0 group_other_dev -22 " \
+		"$init attach 0 attach_be -22 $rest attach_direct_cq 0 attach_created_cq -22 attach_uc -22 destroy_attached 0 group 0 group_other_cq -22 group_err_ptr -22 group_other_dev -22 " \
 		"rxe0" || return 1
 	expect_eq "$(attachflags mlxsim0)" \
-		"$init attach 0 attach_be -22 $rest attach_direct_cq 0 attach_created_cq -22 attach_uc -95 destroy_attached 0 group 0 " \
+		"$init attach 0 attach_be -22 $rest attach_direct_cq 0 attach_created_cq -22 attach_uc -95 destroy_attached 0 group 0 group_other_cq -22 group_err_ptr -22 " \
 		"cx3" || return 1
 	expect_eq "$(attachflags mlxsim1)" \
-		"$init attach -22 attach_be 0 $rest attach_direct_cq -22 attach_created_cq -22 attach_uc -95 destroy_attached -22 group -22 " \
+		"$init attach -22 attach_be 0 $rest attach_direct_cq -22 attach_created_cq -22 attach_uc -95 destroy_attached -22 group -22 group_other_cq -22 group_err_ptr -22 " \
 		"connectib" || return 1
 	for why in "the send CQ must come from ib_alloc_cq()" \
 		"the device replies big-endian: attach with MLX_EXT_QP_ATOMIC_BE_REPLY" \
@@ -42,8 +45,10 @@ test_attach_refusals() {
 		dmesg | grep -q "mlx_ext_attach_qp: $why" ||
 			{ echo "no log line: mlx_ext_attach_qp: $why"; return 1; }
 	done
-	dmesg | grep -q "rxe0: mlx_ext_attach_qp_group: the member is a QP of another device" ||
-		{ echo "no log line for a member of another device"; return 1; }
+	for why in "the member is a QP of another device" "the group's QPs must share one send CQ"; do
+		dmesg | grep -q "rxe0: mlx_ext_attach_qp_group: $why" ||
+			{ echo "no log line: mlx_ext_attach_qp_group: $why"; return 1; }
+	done
 	dmesg | grep -q "mlx_ext_destroy_qp on an attached QP: detached, not destroyed" ||
 		{ echo "no warning for mlx_ext_destroy_qp on an attached QP"; return 1; }
 	for d in mlxsim0 mlxsim1; do objects_zero $d || return 1; done
@@ -144,8 +149,8 @@ test_attach_group() {
 	echo 300 >$SIMDBG/mlxsim2/completion_delay_ms
 	group_run mlxsim2 group "ok st 0,0,0,0,0 resp 0,1,2,3,4 word 5" 2 &&
 		group_run mlxsim2 fence "ok st 0,0,0,0,0 resp 0,1,2,3,4 word 5" 3 &&
-		group_run mlxsim2 detach "ok st 0,-108,0,0,0 resp 0,0,1,2,3 word 4 early 0" 2 &&
-		group_run mlxsim2 destroy "ok st 0,0,0,0,0 resp 0,1,2,3,4 word 5 early 0" 2
+		group_run mlxsim2 detach "ok st 0,-108,0,0,0 resp 0,0,1,2,3 word 4 pending 2 early 0" 2 &&
+		group_run mlxsim2 destroy "ok st 0,0,0,0,0 resp 0,1,2,3,4 word 5 pending 1 early 0" 2
 	rc=$?
 	# The drain comes 100 ms after the posts, while the simulator's work
 	# item holds the first compare-and-swap for its 300 ms: it takes effect
