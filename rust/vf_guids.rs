@@ -23,8 +23,7 @@ use crate::{
     guid::{
         can_switch_on, function_name, guid_split, on_by_default, parse_switch, placement,
         switch_text, AdminGuid, Answer, AnswerStatus, Config, Engine, EntryIdx, Gid, Method,
-        NoTree, Parent, PortFacts, Request, SmBackend, SubmitError, DEFAULT_SUBNET_PREFIX,
-        PORT_GUIDS,
+        NoTree, Parent, PortFacts, Request, SmBackend, SubmitError, PORT_GUIDS,
     },
     ib::{
         iov::{
@@ -112,8 +111,6 @@ pub struct PortGuids {
     /// The device's name, for messages.
     name: DeviceName,
     port: u32,
-    /// The subnet prefix `gids/` shows.
-    prefix: u64,
     kick: Kicker,
     #[pin]
     state: Mutex<PortState>,
@@ -175,13 +172,7 @@ impl SmBackend for Backend<'_> {
 }
 
 impl PortGuids {
-    fn new(
-        dev: DeviceRef,
-        name: &DeviceName,
-        port: u32,
-        prefix: u64,
-        config: Config,
-    ) -> Result<Arc<Self>> {
+    fn new(dev: DeviceRef, name: &DeviceName, port: u32, config: Config) -> Result<Arc<Self>> {
         let mut engine = KBox::new(Engine::EMPTY, GFP_KERNEL)?;
         engine
             .reset(config)
@@ -192,7 +183,6 @@ impl PortGuids {
                 dev,
                 name: name.clone(),
                 port,
-                prefix,
                 kick,
                 state <- new_mutex!(
                     PortState {
@@ -477,17 +467,17 @@ struct TableFiles {
 impl DirOps for TableFiles {
     fn show(&self, id: u32, out: &mut ShowBuf<'_>) -> Result {
         let entry = entry_of(id)?;
-        let s = self.port.state.lock();
         match self.kind {
-            TableKind::Admin => writeln!(out, "{}", AdminGuid(s.engine.admin(entry))),
-            TableKind::Gids => writeln!(
-                out,
-                "{}",
-                Gid {
-                    prefix: self.port.prefix,
-                    guid: s.engine.oper(entry),
-                }
-            ),
+            TableKind::Admin => {
+                let admin = self.port.state.lock().engine.admin(entry);
+                writeln!(out, "{}", AdminGuid(admin))
+            }
+            // The port's own table, as mlx4's `gids/` reads it: what the
+            // SM programmed, which is the engine's `oper` once both agree.
+            TableKind::Gids => {
+                let gid = self.port.dev.port_gid(self.port.port, id)?;
+                writeln!(out, "{}", Gid::from_raw(gid))
+            }
         }
         .map_err(|_| ENOSPC)
     }
@@ -735,14 +725,11 @@ impl DeviceIov {
         };
         // The engines first: the tree shows them.
         for &(port, _) in tree.iter() {
-            let info = devref.port_info(port).ok();
-            let prefix = info.map_or(DEFAULT_SUBNET_PREFIX, |i| i.subnet_prefix);
             let hw_guid = devref.port_guid(port).unwrap_or(0);
             let p = PortGuids::new(
                 devref.clone(),
                 name,
                 port,
-                prefix,
                 Config {
                     num_vfs,
                     sm_guid_assign,

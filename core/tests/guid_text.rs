@@ -149,6 +149,14 @@ fn formats_follow_upstream_mlx4() {
         guid: 0x0002_c903_00ab_cdef,
     };
     assert_eq!(gid.to_string(), "fe80:0000:0000:0000:0002:c903:00ab:cdef");
+    // As `union ib_gid` holds it (rdma_query_gid): network order.
+    let raw = [
+        0xfe, 0x80, 0, 0, 0, 0, 0, 0x01, 0x00, 0x02, 0xc9, 0x03, 0x00, 0xab, 0xcd, 0xef,
+    ];
+    assert_eq!(
+        Gid::from_raw(raw).to_string(),
+        "fe80:0000:0000:0001:0002:c903:00ab:cdef"
+    );
 }
 
 #[test]

@@ -471,6 +471,14 @@ int mlx_ext_ib_set_vf_port_guid(struct ib_device *dev, int vf, u32 port,
 				u64 guid);
 
 /**
+ * mlx_ext_ib_port_gid - GID @index of @port of @dev, as gids/<n> of the
+ * VF GUID tree shows it, into @gid (16 bytes): ib_core's cached copy of
+ * the port's table (rdma_query_gid), or for an entry that holds no GUID
+ * the port's subnet prefix and zeros; -EINVAL past the port's table
+ */
+int mlx_ext_ib_port_gid(struct ib_device *dev, u32 port, u32 index, u8 *gid);
+
+/**
  * mlx_ext_ib_pci_vfs - the number of VFs of @dev's parent if it is a PCI
  * physical function, its pci_name() copied into @name (@len bytes at most,
  * NUL included); -ENODEV if it is not PCI or is a VF

@@ -16,6 +16,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_sa.h>
 #include <mlx_ext/helpers.h>
 #include <mlx_ext/sim.h>
@@ -187,6 +188,35 @@ int mlx_ext_ib_set_vf_port_guid(struct ib_device *dev, int vf, u32 port,
 				u64 guid)
 {
 	return ib_set_vf_guid(dev, vf, port, guid, IFLA_VF_IB_PORT_GUID);
+}
+
+int mlx_ext_ib_port_gid(struct ib_device *dev, u32 port, u32 index, u8 *gid)
+{
+	union ib_gid g;
+	int ret;
+
+	if (!rdma_is_port_valid(dev, port) ||
+	    index >= dev->port_data[port].immutable.gid_tbl_len)
+		return -EINVAL;
+	/* ib_core's copy of the port's table, which the driver's
+	 * IB_EVENT_GID_CHANGE refreshes (cache.c, ib_cache_event_task).
+	 */
+	if (!rdma_query_gid(dev, port, index, &g)) {
+		memcpy(gid, g.raw, sizeof(g.raw));
+		return 0;
+	}
+	/* An entry without a GUID: the cache keeps no zero GID
+	 * (cache.c, add_modify_gid). mlx4's sysfs shows such an entry as the
+	 * port's subnet prefix and a zero GUID (sysfs.c, show_port_gid, from
+	 * PortInfo and GUIDInfo); the prefix is that of GID 0, the port's
+	 * own.
+	 */
+	ret = rdma_query_gid(dev, port, 0, &g);
+	if (ret)
+		return ret;
+	memcpy(gid, g.raw, 8);
+	memset(gid + 8, 0, 8);
+	return 0;
 }
 
 /*

@@ -118,6 +118,20 @@ impl DeviceRef {
         Ok(u64::from_be_bytes(guid))
     }
 
+    /// GID `index` of `port` as the VF GUID tree's `gids/<n>` shows it:
+    /// ib_core's cached copy of the port's table (`rdma_query_gid`), or for
+    /// an entry that holds no GUID the port's subnet prefix and zeros;
+    /// `EINVAL` past the port's table. Does not sleep.
+    pub fn port_gid(&self, port: u32, index: u32) -> Result<[u8; 16]> {
+        let mut gid = [0u8; 16];
+        // SAFETY: the device is valid (invariant); the helper writes 16
+        // bytes into `gid`.
+        kernel::error::to_result(unsafe {
+            bindings::mlx_ext_ib_port_gid(self.raw.as_ptr(), port, index, gid.as_mut_ptr())
+        })?;
+        Ok(gid)
+    }
+
     /// Tells the GUID-change notifiers of `include/mlx_ext/mlx_ext.h` that
     /// `function`'s GUIDs on `port` changed (`count` events so far; `up`:
     /// its base entry is valid). Process context: the notifiers may sleep.

@@ -70,7 +70,8 @@ impl SimSa {
         usize::try_from(port.checked_sub(1)?).ok()
     }
 
-    /// GUID `entry` of `port` as the SM holds it (0 for none).
+    /// GUID `entry` of `port`'s GUIDInfo table, as the SM programmed it (0
+    /// for none).
     pub(super) fn guid(&self, port: u32, entry: u32) -> u64 {
         let (Some(i), Ok(e)) = (Self::index(port), usize::try_from(entry)) else {
             return 0;
@@ -103,11 +104,23 @@ impl SimSa {
         answered
     }
 
-    /// Carries out a command written to `sa<port>`.
+    /// Carries out a command written to `sa<port>` (`program now` may
+    /// change the port's table: raised as `IB_EVENT_GID_CHANGE`).
     pub(super) fn command(&self, port: u32, text: &[u8]) -> Result {
         let cmd = parse_command(text).ok_or(EINVAL)?;
         let i = Self::index(port).ok_or(EINVAL)?;
-        self.ports.lock().get_mut(i).ok_or(EINVAL)?.command(cmd);
+        let changed = {
+            let mut ports = self.ports.lock();
+            let sa = ports.get_mut(i).ok_or(EINVAL)?;
+            let before = sa.changes();
+            sa.command(cmd);
+            sa.changes() != before
+        };
+        if changed {
+            if let Some(events) = &*self.events.lock() {
+                events.gid_change(port);
+            }
+        }
         Ok(())
     }
 

@@ -334,6 +334,37 @@ test_guid_initial_tables() {
 	return $rc
 }
 
+# gids/<n> reads the port's GID table (rdma_query_gid, ib_core's copy of
+# what the driver reports), as mlx4's reads the port's GUIDInfo, not the
+# engine's record of the SA's answers. A real SM answers a SET from its
+# own records and programs the port afterwards (OpenSM's set_guidinfo
+# queues the port's block, osm_queue_guidinfo, then answers); the
+# simulator's SM holds that programming back on "program hold". An admin
+# write is then answered (the SA's log) while gids/9 still shows the
+# entry empty; once programmed it shows the GUID, as ib_core's own
+# ports/1/gids/9 does. An entry without a GUID reads as the port's subnet
+# prefix and zeros (ib_core shows zeros there). Seen red on the engine's
+# record: gids/9 showed the GUID before the port held it.
+test_guid_gids_read_the_port() {
+	sim_new "356 cx3 1 2" || return 1
+	d=mlxsim356 I=$IB/mlxsim356/iov ctl=$SIMDBG/mlxsim356/sa1
+	wait_until 10 gid_is $d 65 $(sm_guid 356 65) || { echo "start never converged"; return 1; }
+	echo "program hold" >$ctl && echo clear_log >$ctl || return 1
+	echo 0x77 >$I/ports/1/admin_guids/9 || return 1
+	wait_until 5 eval '[ "$(sa_log $d 1 | awk '"'"'$3 == 2 && $8 == 0'"'"' | wc -l)" = 1 ]' ||
+		{ echo "the SET was not answered"; sa_log $d 1; return 1; }
+	sleep 0.5
+	expect_eq "$(cat $I/ports/1/gids/9)" "fe80:0000:0000:0000:0000:0000:0000:0000" \
+		"gids/9 while the SM has not programmed the port" || return 1
+	echo "program now" >$ctl || return 1
+	wait_until 5 gid_is $d 9 0000000000000077 || { echo "gids/9: $(cat $I/ports/1/gids/9)"; return 1; }
+	expect_eq "$(cat $I/ports/1/gids/9)" "$(cat $IB/$d/ports/1/gids/9)" "gids/9 as ib_core shows it" &&
+		expect_eq "$(cat $I/ports/1/gids/10)" "fe80:0000:0000:0000:0000:0000:0000:0000" "an entry without a GUID" &&
+		expect_eq "$(cat $IB/$d/ports/1/gids/10)" "0000:0000:0000:0000:0000:0000:0000:0000" "ib_core's view of it" &&
+		expect_eq "$(cat $I/ports/1/gids/0)" "$(cat $IB/$d/ports/1/gids/0)" "entry 0, the port GUID" || return 1
+	sim_del 356
+}
+
 # Administrator writes reach the SA at once and come back operational: a
 # value, 0 (the SM assigns one) and all ones (deleted, by a DELETE); SET and
 # DELETE never share a request; the simulated port's GID table follows.

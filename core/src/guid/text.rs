@@ -79,6 +79,21 @@ pub struct Gid {
     pub guid: u64,
 }
 
+impl Gid {
+    /// A GID from its 16 bytes as `union ib_gid` holds them (network
+    /// order).
+    pub fn from_raw(raw: [u8; 16]) -> Self {
+        let mut prefix = [0u8; 8];
+        let mut guid = [0u8; 8];
+        prefix.copy_from_slice(&raw[..8]);
+        guid.copy_from_slice(&raw[8..]);
+        Self {
+            prefix: u64::from_be_bytes(prefix),
+            guid: u64::from_be_bytes(guid),
+        }
+    }
+}
+
 impl fmt::Display for Gid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let p = self.prefix;

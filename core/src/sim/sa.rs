@@ -298,7 +298,14 @@ pub struct LogEntry {
 /// - `port_down`: as `silent`, logged as the port being down;
 /// - `decline ENTRY TIMES`: decline the next `TIMES` (0..=255) SET requests
 ///   that include GUID `ENTRY` (0..=127), counted per request;
-/// - `clear_log`: forget the logged requests.
+/// - `clear_log`: forget the logged requests;
+/// - `program hold`: the SM answers, but programs nothing into the port's
+///   GUIDInfo table until `program now`, which programs what it holds and
+///   goes on programming at each change. OpenSM answers a SET or DELETE
+///   from its own records and only queues the port's GUIDInfo block for its
+///   SubnSet (`osm_sa_guidinfo_record.c`, `set_guidinfo` and
+///   `del_guidinfo`: `osm_queue_guidinfo`, then `gir_respond`), so the
+///   port's table follows the answer, later.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SaCommand {
     /// `accept`, `status N`, `silent`, `port_down`.
@@ -312,6 +319,8 @@ pub enum SaCommand {
     },
     /// `clear_log`.
     ClearLog,
+    /// `program hold` (true) or `program now` (false).
+    HoldProgramming(bool),
 }
 
 /// Parses a command (see [`SaCommand`]); `None` for anything else.
@@ -323,6 +332,11 @@ pub fn parse_command(text: &[u8]) -> Option<SaCommand> {
         b"silent" => SaCommand::Mode(SaMode::Silent),
         b"port_down" => SaCommand::Mode(SaMode::PortDown),
         b"clear_log" => SaCommand::ClearLog,
+        b"program" => match f.next()? {
+            b"hold" => SaCommand::HoldProgramming(true),
+            b"now" => SaCommand::HoldProgramming(false),
+            _ => return None,
+        },
         b"status" => {
             let n = u16::try_from(decimal(f.next()?)?).ok()?;
             if n == 0 {
@@ -355,7 +369,12 @@ pub struct Sa {
     lid: u16,
     guid_base: u64,
     mode: SaMode,
+    /// The SM's records: what it answers.
     table: [u64; PORT_GUIDS],
+    /// The port's GUIDInfo table, as the SM programmed it.
+    port: [u64; PORT_GUIDS],
+    /// `program hold`: the port's table is not programmed.
+    hold: bool,
     declines: [u8; PORT_GUIDS],
     log: [Option<LogEntry>; LOG_LEN],
     next: usize,
@@ -380,6 +399,8 @@ impl Sa {
             guid_base,
             mode: SaMode::Accept,
             table: [0; PORT_GUIDS],
+            port: [0; PORT_GUIDS],
+            hold: false,
             declines: [0; PORT_GUIDS],
             log: [None; LOG_LEN],
             next: 0,
@@ -400,13 +421,14 @@ impl Sa {
     /// Sets `entry` as the SM holds it without a request: the port's own
     /// GUID in entry 0, as a subnet manager finds it.
     pub fn preset(&mut self, entry: usize, guid: u64) {
-        if let Some(t) = self.table.get_mut(entry) {
+        if let (Some(t), Some(p)) = (self.table.get_mut(entry), self.port.get_mut(entry)) {
             *t = guid;
+            *p = guid;
         }
     }
 
-    /// How many times a request changed the table: a port whose SA
-    /// answered tells ib_core its GID table changed when this moves.
+    /// How many times the port's table changed: a port tells ib_core its
+    /// GID table changed when this moves.
     pub const fn changes(&self) -> u64 {
         self.changes
     }
@@ -425,7 +447,25 @@ impl Sa {
             SaCommand::Mode(mode) => self.set_mode(mode),
             SaCommand::Decline { entry, times } => self.decline(entry, times),
             SaCommand::ClearLog => self.clear_log(),
+            SaCommand::HoldProgramming(hold) => {
+                self.hold = hold;
+                self.program();
+            }
         }
+    }
+
+    /// Programs the port's table with the SM's records, unless held.
+    fn program(&mut self) {
+        if self.hold || self.port == self.table {
+            return;
+        }
+        self.port = self.table;
+        self.changes = self.changes.wrapping_add(1);
+    }
+
+    /// Whether the SM holds back programming the port (`program hold`).
+    pub const fn programming_held(&self) -> bool {
+        self.hold
     }
 
     /// Sets how the SA answers from now on.
@@ -451,8 +491,14 @@ impl Sa {
         self.declines.get(entry).copied().unwrap_or(0)
     }
 
-    /// The GUID the SM holds for `entry` (what the port's GID table shows).
+    /// GUID `entry` of the port's table (what its GID table shows): the
+    /// SM's record once programmed.
     pub fn guid(&self, entry: usize) -> u64 {
+        self.port.get(entry).copied().unwrap_or(0)
+    }
+
+    /// The SM's record of `entry` (what it answers).
+    pub fn record(&self, entry: usize) -> u64 {
         self.table.get(entry).copied().unwrap_or(0)
     }
 
@@ -610,13 +656,11 @@ impl Sa {
                 }
             };
             if let Some(t) = self.table.get_mut(entry) {
-                if *t != value {
-                    self.changes = self.changes.wrapping_add(1);
-                }
                 *t = value;
             }
             *g = value;
         }
+        self.program();
         (out, declined)
     }
 }
@@ -841,6 +885,43 @@ mod tests {
         };
         assert_eq!(tids, [10, LOG_LEN as u64 + 9]);
         assert_eq!(sa.log().count(), LOG_LEN);
+    }
+
+    #[test]
+    fn the_port_is_programmed_after_the_answer_and_can_be_held() {
+        let mut sa = Sa::new(LID, 0x100);
+        sa.preset(0, 0xfeed);
+        assert_eq!(
+            parse_command(b"program hold\n"),
+            Some(SaCommand::HoldProgramming(true))
+        );
+        assert_eq!(
+            parse_command(b"program now"),
+            Some(SaCommand::HoldProgramming(false))
+        );
+        for bad in [&b"program"[..], b"program later", b"program now now"] {
+            assert_eq!(parse_command(bad), None, "{:?}", bad);
+        }
+        sa.command(SaCommand::HoldProgramming(true));
+        assert!(sa.programming_held());
+        // Answered from the SM's records, the port not programmed yet.
+        let out = answer(&mut sa, &set(1, 0, 0b10, [0, 0x77, 0, 0, 0, 0, 0, 0]), 0);
+        assert_eq!(answered_guids(&out)[1], 0x77);
+        assert_eq!(sa.record(1), 0x77);
+        assert_eq!(sa.guid(1), 0);
+        assert_eq!(sa.guid(0), 0xfeed);
+        assert_eq!(sa.changes(), 0);
+        // Programmed at once, and from then on at each change.
+        sa.command(SaCommand::HoldProgramming(false));
+        assert_eq!(sa.guid(1), 0x77);
+        assert_eq!(sa.changes(), 1);
+        answer(&mut sa, &set(2, 0, 0b100, [0, 0, 0x88, 0, 0, 0, 0, 0]), 0);
+        assert_eq!(sa.guid(2), 0x88);
+        assert_eq!(sa.changes(), 2);
+        // Releasing with nothing new changes nothing.
+        sa.command(SaCommand::HoldProgramming(true));
+        sa.command(SaCommand::HoldProgramming(false));
+        assert_eq!(sa.changes(), 2);
     }
 
     #[test]
