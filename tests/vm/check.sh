@@ -8,6 +8,10 @@
 . /tests/api.sh
 . /tests/attach.sh
 . /tests/guid.sh
+. /tests/guid_sa.sh
+. /tests/guid_tree.sh
+. /tests/guid_engine.sh
+. /tests/guid_lifecycle.sh
 
 KMEMLEAK=/sys/kernel/debug/kmemleak
 DIR=$IB/rxe0/mlx_ext

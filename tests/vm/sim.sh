@@ -181,7 +181,7 @@ test_sim_200_devices() {
 		0) m=cx3 ;; 1) m=connectib ;; *) m=cx4 ;;
 		esac
 		# VFs on one device in ten: each gets mlx_ext's VF GUID tables
-		# (hundreds of sysfs files and SA requests), tested in guid.sh.
+		# (hundreds of sysfs files and SA requests), tested in guid_*.sh.
 		vfs=0
 		[ $((i % 10)) = 0 ] && vfs=$((i % 7 + 1))
 		sim_new "$i $m $((i % 2 + 1)) $vfs" || { echo "new_device $i failed"; return 1; }

@@ -40,12 +40,28 @@ pub const METHOD_DELETE_RESP: u8 = METHOD_DELETE | METHOD_RESP;
 pub const ATTR_CLASS_PORT_INFO: u16 = 0x0001;
 /// `IB_SA_ATTR_GUID_INFO_REC`.
 pub const ATTR_GUID_INFO_REC: u16 = 0x0030;
-/// MAD status "invalid field in the attribute or its modifier" (IBA
-/// 13.4.7: 7 << 2), what the SA answers to what it cannot parse.
-pub const STATUS_INVALID_FIELD: u16 = 7 << 2;
-/// SA status `ERR_REQ_INVALID` (IBA 15.2.1.1: 3 << 8), for a request whose
-/// record is not the port's.
-pub const STATUS_REQ_INVALID: u16 = 3 << 8;
+/// MAD status "the method/attribute combination is not supported" (IBA
+/// 13.4.7: 3 << 2; OpenSM's `IB_MAD_STATUS_UNSUP_METHOD_ATTR`), what
+/// OpenSM answers to a method or attribute it does not serve
+/// (`osm_sa_guidinfo_record.c`, `osm_gir_rcv_process`).
+pub const STATUS_UNSUP_METHOD_ATTR: u16 = 0x000c;
+/// The SA statuses of IBA 15.2.1.1, in the MAD status's class-specific
+/// bits (8..14), as OpenSM's `ib_types.h` names them
+/// (`IB_SA_MAD_STATUS_*`). `ERR_NO_RESOURCES`.
+pub const STATUS_NO_RESOURCES: u16 = 1 << 8;
+/// `ERR_REQ_INVALID`: OpenSM's answer to a SET or DELETE of GUID 0 of
+/// block 0, the port's own GUID (read-only).
+pub const STATUS_REQ_INVALID: u16 = 2 << 8;
+/// `ERR_NO_RECORDS`: no port with the record's LID, or a block past the
+/// port's GUIDCap.
+pub const STATUS_NO_RECORDS: u16 = 3 << 8;
+/// `ERR_TOO_MANY_RECORDS`: a GET that matches more than one record.
+pub const STATUS_TOO_MANY_RECORDS: u16 = 4 << 8;
+/// `ERR_REQ_INSUFFICIENT_COMPONENTS`: a SET or DELETE without the LID and
+/// block number in its component mask.
+pub const STATUS_INSUF_COMPS: u16 = 6 << 8;
+/// `ERR_REQ_DENIED`.
+pub const STATUS_DENIED: u16 = 7 << 8;
 
 /// The offset of the SA header in a SubnAdm MAD (`struct ib_sa_mad`): after
 /// the common MAD header (24 bytes) and the RMPP header (12).
@@ -96,12 +112,15 @@ fn put64(b: &mut [u8; MAD_LEN], at: usize, v: u64) {
 /// What a SubnAdm MAD asks, decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SaRequest {
-    /// A GuidInfoRecord SET or DELETE.
+    /// A GuidInfoRecord GET, SET or DELETE.
     GuidInfo {
         /// The transaction id (echoed in the answer).
         tid: u64,
-        /// [`METHOD_SET`] or [`METHOD_DELETE`].
+        /// [`METHOD_GET`], [`METHOD_SET`] or [`METHOD_DELETE`].
         method: u8,
+        /// The component mask's LID and block number bits
+        /// ([`COMP_MASK_LID`], [`COMP_MASK_BLOCK_NUM`]).
+        keys: u64,
         /// The record's LID.
         lid: u16,
         /// The record's block number.
@@ -157,7 +176,7 @@ pub fn decode(mad: &[u8; MAD_LEN]) -> Result<SaRequest, MadError> {
     let attr = be16(mad, 16);
     match (method, attr) {
         (METHOD_GET, ATTR_CLASS_PORT_INFO) => Ok(SaRequest::ClassPortInfo { tid }),
-        (METHOD_SET | METHOD_DELETE, ATTR_GUID_INFO_REC) => {
+        (METHOD_GET | METHOD_SET | METHOD_DELETE, ATTR_GUID_INFO_REC) => {
             let comp = be64(mad, COMP_MASK);
             let d = SA_DATA;
             let mut guids = [0u64; GUIDS_PER_RECORD];
@@ -173,6 +192,7 @@ pub fn decode(mad: &[u8; MAD_LEN]) -> Result<SaRequest, MadError> {
             Ok(SaRequest::GuidInfo {
                 tid,
                 method,
+                keys: comp & (COMP_MASK_LID | COMP_MASK_BLOCK_NUM),
                 lid: be16(mad, d),
                 block: mad[d + 2],
                 mask,
@@ -387,8 +407,6 @@ pub struct Sa {
 
 /// The GUID asked for that means "assign one" (`0`).
 pub const GUID_ASSIGN: u64 = 0;
-/// The GUID that deletes an entry through a SET (all ones).
-pub const GUID_DELETE: u64 = u64::MAX;
 
 impl Sa {
     /// The SA of a port whose LID is `lid`; it assigns `guid_base + n` to
@@ -575,7 +593,7 @@ impl Sa {
         let (status, data, declined) = match (self.mode, decoded) {
             (SaMode::Silent | SaMode::PortDown, _) => return false,
             (SaMode::Status(s), _) => (s, [0u8; GUID_INFO_REC_LEN], 0),
-            (SaMode::Accept, Err(_)) => (STATUS_INVALID_FIELD, [0u8; GUID_INFO_REC_LEN], 0),
+            (SaMode::Accept, Err(_)) => (STATUS_UNSUP_METHOD_ATTR, [0u8; GUID_INFO_REC_LEN], 0),
             (SaMode::Accept, Ok(SaRequest::ClassPortInfo { .. })) => {
                 // ClassPortInfo: BaseVersion, ClassVersion, CapabilityMask
                 // (none), RespTimeValue 18 (about 1 s); nothing else set.
@@ -589,20 +607,28 @@ impl Sa {
                 SaMode::Accept,
                 Ok(SaRequest::GuidInfo {
                     method,
+                    keys,
                     lid,
                     block,
                     mask,
                     guids,
                     ..
                 }),
-            ) => {
-                if lid != self.lid || usize::from(block) >= RECORDS {
-                    (STATUS_REQ_INVALID, [0u8; GUID_INFO_REC_LEN], 0)
-                } else {
+            ) => match self.check(method, keys, lid, block, mask, &guids) {
+                Err(status) => (status, [0u8; GUID_INFO_REC_LEN], 0),
+                Ok(()) if method == METHOD_GET => {
+                    let base = usize::from(block) * GUIDS_PER_RECORD;
+                    let mut held = [0u64; GUIDS_PER_RECORD];
+                    for (i, g) in held.iter_mut().enumerate() {
+                        *g = self.record(base + i);
+                    }
+                    (0, guid_info_rec(self.lid, block, &held), 0)
+                }
+                Ok(()) => {
                     let (out, declined) = self.apply(method, block, mask, &guids);
                     (0, guid_info_rec(lid, block, &out), declined)
                 }
-            }
+            },
         };
         let answer = encode_answer(mad, status, &data);
         if let Some(e) = self.log_find(tid) {
@@ -612,6 +638,61 @@ impl Sa {
         self.remember(tid, answer);
         *out = answer;
         true
+    }
+
+    /// OpenSM's checks of a GuidInfoRecord request before it touches
+    /// anything (`osm_sa_guidinfo_record.c`): a SET or DELETE names its
+    /// record by LID and block (`check_mod_comp_mask`, else
+    /// `ERR_REQ_INSUFFICIENT_COMPONENTS`); the LID is a port's (else
+    /// `ERR_NO_RECORDS`); the block is within the port's GUIDCap
+    /// (`set_guidinfo`, `del_guidinfo`: else `ERR_NO_RECORDS`); GUID 0 of
+    /// block 0, the port's own, is neither set nor deleted (else
+    /// `ERR_REQ_INVALID`, the whole request). A GET (`get_guidinfo`,
+    /// `sa_gir_by_comp_mask_cb`) matches the port's records by LID and
+    /// block when given, GUID 0 of block 0 when given equal to the port's
+    /// GUID and other GUIDs when given equal to 0: none is
+    /// `ERR_NO_RECORDS`, more than one `ERR_TOO_MANY_RECORDS` (a GET
+    /// answers one record).
+    fn check(
+        &self,
+        method: u8,
+        keys: u64,
+        lid: u16,
+        block: u8,
+        mask: u8,
+        guids: &[u64; GUIDS_PER_RECORD],
+    ) -> Result<(), u16> {
+        let has_lid = keys & COMP_MASK_LID != 0;
+        let has_block = keys & COMP_MASK_BLOCK_NUM != 0;
+        if method == METHOD_GET {
+            if has_lid && lid != self.lid {
+                return Err(STATUS_NO_RECORDS);
+            }
+            if !has_block {
+                return Err(STATUS_TOO_MANY_RECORDS);
+            }
+            if usize::from(block) >= RECORDS {
+                return Err(STATUS_NO_RECORDS);
+            }
+            let port_guid = if block == 0 { self.record(0) } else { 0 };
+            let matches = (0..GUIDS_PER_RECORD)
+                .all(|i| mask & (1 << i) == 0 || guids[i] == if i == 0 { port_guid } else { 0 });
+            return if matches {
+                Ok(())
+            } else {
+                Err(STATUS_NO_RECORDS)
+            };
+        }
+        if !has_lid || !has_block {
+            return Err(STATUS_INSUF_COMPS);
+        }
+        if lid != self.lid || usize::from(block) >= RECORDS {
+            return Err(STATUS_NO_RECORDS);
+        }
+        if block == 0 && mask & 1 != 0 {
+            return Err(STATUS_REQ_INVALID);
+        }
+        Ok(())
     }
 
     /// Applies a GuidInfoRecord SET or DELETE to the table; returns the
@@ -649,11 +730,26 @@ impl Sa {
                     }
                     _ => {}
                 }
-                match guids.get(i).copied().unwrap_or(0) {
+                // As OpenSM's set_guidinfo: 0 asks for a GUID, and an
+                // entry that holds one keeps it; a GUID the port holds at
+                // another entry is a duplicate, not set (the answer shows
+                // what the entry holds); any other value is set as it is,
+                // all ones included (OpenSM checks nothing more).
+                let v = match guids.get(i).copied().unwrap_or(0) {
+                    GUID_ASSIGN if held != 0 => held,
                     GUID_ASSIGN => self.guid_base.wrapping_add(entry as u64),
-                    GUID_DELETE => 0,
                     v => v,
+                };
+                let duplicate = self
+                    .table
+                    .iter()
+                    .enumerate()
+                    .any(|(e, &t)| e != entry && t == v);
+                if duplicate {
+                    *g = held;
+                    continue;
                 }
+                v
             };
             if let Some(t) = self.table.get_mut(entry) {
                 *t = value;
@@ -713,6 +809,7 @@ mod tests {
             Ok(SaRequest::GuidInfo {
                 tid: 0x1234_5678_9abc_def0,
                 method: METHOD_SET,
+                keys: COMP_MASK_LID | COMP_MASK_BLOCK_NUM,
                 lid: LID,
                 block: 5,
                 mask: 0b1010_0001,
@@ -748,7 +845,10 @@ mod tests {
         // The SA answers those with an error status; others it ignores.
         let mut sa = Sa::new(LID, 0x100);
         let a = answer(&mut sa, &m, 0);
-        assert_eq!((a[3], be16(&a, 4)), (METHOD_GET_RESP, STATUS_INVALID_FIELD));
+        assert_eq!(
+            (a[3], be16(&a, 4)),
+            (METHOD_GET_RESP, STATUS_UNSUP_METHOD_ATTR)
+        );
         let mut smp = set(8, 0, 1, [0; 8]);
         smp[1] = 0x81;
         assert!(!answers(&mut sa, &smp, 0));
@@ -775,15 +875,16 @@ mod tests {
         assert_eq!(sa.guid(8), 0x0002_c903_0000_0108);
         assert_eq!(sa.guid(9), 0xabc);
         assert_eq!(sa.guid(10), 0);
-        // All ones deletes through a SET.
+        // All ones is set as it is (deleting is DELETE's, as OpenSM has
+        // it).
         let a = answer(
             &mut sa,
             &set(43, 1, 0b10, [0, u64::MAX, 0, 0, 0, 0, 0, 0]),
             20,
         );
-        assert_eq!(answered_guids(&a)[1], 0);
+        assert_eq!(answered_guids(&a)[1], u64::MAX);
         assert_eq!(answered_guids(&a)[0], 0x0002_c903_0000_0108);
-        assert_eq!(sa.guid(9), 0);
+        assert_eq!(sa.guid(9), u64::MAX);
     }
 
     #[test]
@@ -852,13 +953,158 @@ mod tests {
     }
 
     #[test]
-    fn wrong_lid_or_block_is_invalid() {
+    fn wrong_lid_or_block_is_no_records() {
         let mut sa = Sa::new(LID, 0x100);
         let m = encode_request(1, METHOD_SET, LID + 1, 0, 1, &[0; 8]);
-        assert_eq!(be16(&answer(&mut sa, &m, 0), 4), STATUS_REQ_INVALID);
+        assert_eq!(be16(&answer(&mut sa, &m, 0), 4), STATUS_NO_RECORDS);
         let m = encode_request(2, METHOD_SET, LID, 16, 1, &[0; 8]);
-        assert_eq!(be16(&answer(&mut sa, &m, 0), 4), STATUS_REQ_INVALID);
+        assert_eq!(be16(&answer(&mut sa, &m, 0), 4), STATUS_NO_RECORDS);
+        let m = encode_request(3, METHOD_DELETE, LID, 16, 1, &[0; 8]);
+        assert_eq!(be16(&answer(&mut sa, &m, 0), 4), STATUS_NO_RECORDS);
         assert!((0..PORT_GUIDS).all(|e| sa.guid(e) == 0));
+    }
+
+    /// `m` with its component mask's LID and block bits cleared but
+    /// `keep`.
+    fn keys_only(mut m: [u8; MAD_LEN], keep: u64) -> [u8; MAD_LEN] {
+        let comp = be64(&m, COMP_MASK) & !(COMP_MASK_LID | COMP_MASK_BLOCK_NUM) | keep;
+        put64(&mut m, COMP_MASK, comp);
+        m
+    }
+
+    #[test]
+    fn statuses_are_opensms() {
+        // IBA 15.2.1.1 and 13.4.7, as OpenSM's ib_types.h has them.
+        assert_eq!(
+            [
+                STATUS_NO_RESOURCES,
+                STATUS_REQ_INVALID,
+                STATUS_NO_RECORDS,
+                STATUS_TOO_MANY_RECORDS,
+                STATUS_INSUF_COMPS,
+                STATUS_DENIED,
+                STATUS_UNSUP_METHOD_ATTR
+            ],
+            [0x0100, 0x0200, 0x0300, 0x0400, 0x0600, 0x0700, 0x000c]
+        );
+    }
+
+    #[test]
+    fn set_and_delete_need_the_lid_and_block_components() {
+        let mut sa = Sa::new(LID, 0x100);
+        for (tid, keep) in [(1, 0), (2, COMP_MASK_LID), (3, COMP_MASK_BLOCK_NUM)] {
+            let m = keys_only(set(tid, 0, 0b10, [0, 0x77, 0, 0, 0, 0, 0, 0]), keep);
+            assert_eq!(be16(&answer(&mut sa, &m, 0), 4), STATUS_INSUF_COMPS);
+            let m = encode_request(tid + 10, METHOD_DELETE, LID, 0, 0b10, &[0; 8]);
+            let m = keys_only(m, keep);
+            assert_eq!(be16(&answer(&mut sa, &m, 0), 4), STATUS_INSUF_COMPS);
+        }
+        assert_eq!(sa.record(1), 0);
+    }
+
+    #[test]
+    fn gid_0_of_block_0_is_read_only() {
+        let mut sa = Sa::new(LID, 0x100);
+        sa.preset(0, 0xfeed);
+        // The whole request is refused, the other entries asked included.
+        let a = answer(
+            &mut sa,
+            &set(1, 0, 0b11, [0xbad, 0x77, 0, 0, 0, 0, 0, 0]),
+            0,
+        );
+        assert_eq!(be16(&a, 4), STATUS_REQ_INVALID);
+        let m = encode_request(2, METHOD_DELETE, LID, 0, 0b1, &[0; 8]);
+        assert_eq!(be16(&answer(&mut sa, &m, 0), 4), STATUS_REQ_INVALID);
+        assert_eq!((sa.record(0), sa.record(1)), (0xfeed, 0));
+        // GUID 0 of another block is an alias like any other.
+        answer(&mut sa, &set(3, 1, 0b1, [0x88, 0, 0, 0, 0, 0, 0, 0]), 0);
+        assert_eq!(sa.record(8), 0x88);
+    }
+
+    #[test]
+    fn duplicates_are_not_set_and_held_guids_are_kept() {
+        let mut sa = Sa::new(LID, 0x100);
+        sa.preset(0, 0xfeed);
+        answer(&mut sa, &set(1, 0, 0b110, [0, 0x77, 0, 0, 0, 0, 0, 0]), 0);
+        assert_eq!((sa.record(1), sa.record(2)), (0x77, 0x102));
+        // 0x77 again at entry 3, and the port's own GUID at entry 4: not
+        // set, the answer shows what the entries hold.
+        let a = answer(
+            &mut sa,
+            &set(2, 0, 0b11000, [0, 0, 0, 0x77, 0xfeed, 0, 0, 0]),
+            0,
+        );
+        assert_eq!(be16(&a, 4), 0);
+        assert_eq!(answered_guids(&a)[3..5], [0, 0]);
+        assert_eq!((sa.record(3), sa.record(4)), (0, 0));
+        // The same GUID at the same entry is no duplicate.
+        let a = answer(&mut sa, &set(3, 0, 0b10, [0, 0x77, 0, 0, 0, 0, 0, 0]), 0);
+        assert_eq!(answered_guids(&a)[1], 0x77);
+        // Asking for a GUID where one is held keeps it.
+        let a = answer(&mut sa, &set(4, 0, 0b10, [0; 8]), 0);
+        assert_eq!(answered_guids(&a)[1], 0x77);
+        // All ones is a GUID like another (OpenSM checks nothing more);
+        // deleting is DELETE's.
+        answer(
+            &mut sa,
+            &set(5, 0, 0b100000, [0, 0, 0, 0, 0, u64::MAX, 0, 0]),
+            0,
+        );
+        assert_eq!(sa.record(5), u64::MAX);
+        answer(
+            &mut sa,
+            &encode_request(6, METHOD_DELETE, LID, 0, 0b100000, &[0; 8]),
+            0,
+        );
+        assert_eq!(sa.record(5), 0);
+    }
+
+    #[test]
+    fn get_answers_one_record_as_opensm_matches_it() {
+        let mut sa = Sa::new(LID, 0x100);
+        sa.preset(0, 0xfeed);
+        answer(&mut sa, &set(1, 1, 0b1, [0x88, 0, 0, 0, 0, 0, 0, 0]), 0);
+        let get = |tid, lid, block, mask, guids: [u64; 8]| {
+            encode_request(tid, METHOD_GET, lid, block, mask, &guids)
+        };
+        let a = answer(&mut sa, &get(10, LID, 1, 0, [0; 8]), 0);
+        assert_eq!((a[3], be16(&a, 4)), (METHOD_GET_RESP, 0));
+        assert_eq!(answered_guids(&a)[0], 0x88);
+        // GUID 0 of block 0 given: it must be the port's.
+        let a = answer(
+            &mut sa,
+            &get(11, LID, 0, 0b1, [0xfeed, 0, 0, 0, 0, 0, 0, 0]),
+            0,
+        );
+        assert_eq!((be16(&a, 4), answered_guids(&a)[0]), (0, 0xfeed));
+        let a = answer(
+            &mut sa,
+            &get(12, LID, 0, 0b1, [0xbad, 0, 0, 0, 0, 0, 0, 0]),
+            0,
+        );
+        assert_eq!(be16(&a, 4), STATUS_NO_RECORDS);
+        // Another GUID given: only 0 matches.
+        let a = answer(
+            &mut sa,
+            &get(13, LID, 1, 0b10, [0, 0x5, 0, 0, 0, 0, 0, 0]),
+            0,
+        );
+        assert_eq!(be16(&a, 4), STATUS_NO_RECORDS);
+        // Another LID, a block past the port, or no block (every block).
+        assert_eq!(
+            be16(&answer(&mut sa, &get(14, LID + 1, 1, 0, [0; 8]), 0), 4),
+            STATUS_NO_RECORDS
+        );
+        assert_eq!(
+            be16(&answer(&mut sa, &get(15, LID, 16, 0, [0; 8]), 0), 4),
+            STATUS_NO_RECORDS
+        );
+        let m = keys_only(get(16, LID, 1, 0, [0; 8]), COMP_MASK_LID);
+        assert_eq!(be16(&answer(&mut sa, &m, 0), 4), STATUS_TOO_MANY_RECORDS);
+        // GetTable needs RMPP: not served here.
+        let mut m = get(17, LID, 1, 0, [0; 8]);
+        m[3] = 0x12;
+        assert_eq!(be16(&answer(&mut sa, &m, 0), 4), STATUS_UNSUP_METHOD_ATTR);
     }
 
     #[test]
