@@ -452,19 +452,26 @@ pool_stats() {
 	awk '{ print $2, $4, $6, $8 }' $POOL
 }
 
+# pool_ulp CMD: the ULP's answer to CMD in $got, with the request pools'
+# counters before (made0 live0 taken0 posted0) and after (made live taken
+# posted).
+pool_ulp() {
+	read -r made0 live0 taken0 posted0 <<EOF_STATS
+$(pool_stats)
+EOF_STATS
+	got=$(ulp "$1")
+	read -r made live taken posted <<EOF_STATS
+$(pool_stats)
+EOF_STATS
+}
+
 # flight_pool DEV KIND DEPTH OPS MIN MAX: the ULP keeps DEPTH operations of
 # KIND in flight on one QP (each reposted from its done) until OPS are done,
 # all exact; the QP's pool made between MIN and MAX chunks (8 requests
 # each) for it, took one request per operation, and freed every chunk with
 # the QP.
 flight_pool() {
-	read -r made0 live0 taken0 posted0 <<EOF_STATS
-$(pool_stats)
-EOF_STATS
-	got=$(ulp "flight $1 softirq $3 $4 $2")
-	read -r made live taken posted <<EOF_STATS
-$(pool_stats)
-EOF_STATS
+	pool_ulp "flight $1 softirq $3 $4 $2"
 	chunks=$((made - made0))
 	echo "$1 $2 depth $3: $got; $chunks chunks for $((taken - taken0)) requests, $((posted - posted0)) work requests"
 	case "$got" in "ok ops $4 "*) ;; *) return 1 ;; esac

@@ -104,13 +104,7 @@ test_attach_contention() {
 # FAs of 1 on one word posted at once: two from QP 0, then one from each of
 # QPs 1, 2 and 3) answers WANT, and the QPs posted WRS work requests.
 group_run() {
-	read -r made0 live0 taken0 posted0 <<EOF_STATS
-$(pool_stats)
-EOF_STATS
-	got=$(ulp "group $1 softirq $2")
-	read -r made live taken posted <<EOF_STATS
-$(pool_stats)
-EOF_STATS
+	pool_ulp "group $1 softirq $2"
 	echo "$1 $2: $got; $((posted - posted0)) work requests"
 	expect_eq "$got" "$3" "$1 $2" &&
 		expect_eq "$((posted - posted0))" "$4" "$1 $2: work requests"
@@ -162,13 +156,7 @@ test_attach_group() {
 	fi
 	if [ $rc = 0 ]; then
 		qpmode attach
-		read -r made0 live0 taken0 posted0 <<EOF_STATS
-$(pool_stats)
-EOF_STATS
-		got=$(ulp "group mlxsim2 softirq solo")
-		read -r made live taken posted <<EOF_STATS
-$(pool_stats)
-EOF_STATS
+		pool_ulp "group mlxsim2 softirq solo"
 		qpmode create
 		echo "mlxsim2 solo: $got; $((posted - posted0)) work requests"
 		resp=$(echo "$got" | sed -n 's/.* resp \([0-9,]*\) .*/\1/p' | tr , '\n' | sort -n | tr '\n' ' ')
