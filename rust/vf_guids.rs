@@ -12,10 +12,11 @@
 //! writes, and the device's port events. The SA's answers do not take the
 //! mutex: they arrive on ib_mad's workers, shared by every MAD user of the
 //! port, which must not wait for a submission sleeping in the allocator;
-//! they are left in a mailbox for the work item. Teardown stops the users
-//! in that order: events, sysfs, then the port itself (no new work, the
-//! outstanding query cancelled, the work item cancelled, every answer
-//! waited for).
+//! they are left in a mailbox for the work item. Teardown first deletes
+//! the table's GUIDs at the SM (the engine's `retire`, waited for at most
+//! [`RETIRE_WAIT_MS`]), then stops the users in that order: events, sysfs,
+//! then the port itself (no new work, the outstanding query cancelled, the
+//! work item cancelled, every answer waited for).
 
 use crate::new_irq_spinlock;
 use crate::{
@@ -40,7 +41,10 @@ use kernel::{
     c_str, fmt, new_condvar, new_mutex,
     prelude::*,
     str::CString,
-    sync::{Arc, CondVar, CondVarTimeoutResult, Mutex},
+    sync::{
+        lock::{Backend as LockBackend, Guard, Lock},
+        Arc, CondVar, CondVarTimeoutResult, Mutex,
+    },
     time::Ktime,
 };
 
@@ -53,6 +57,11 @@ const SA_TIMEOUT_MS: u32 = 1000;
 const ANSWER_WAIT_MS: u32 = 10_000;
 /// How often a teardown whose task has a signal pending looks again.
 const SIGNALLED_POLL_MS: u32 = 10;
+/// How long a table that goes waits for the SM to delete its GUIDs
+/// ([`Engine::retire`]), for all the device's ports at once: a healthy SA
+/// answers in milliseconds; an SA that fails gets the first try and one
+/// more after its 1 s backoff.
+const RETIRE_WAIT_MS: u32 = 2000;
 
 /// How long after a port event the engine sends again: ib_sa makes the
 /// port's SM address again after the same event, from ib_wq.
@@ -119,6 +128,10 @@ pub struct PortGuids {
     /// Signalled when the mailbox's `inflight` drops to 0.
     #[pin]
     idle: CondVar,
+    /// Signalled by the work item when a retired engine has nothing left
+    /// to do.
+    #[pin]
+    retired: CondVar,
 }
 
 /// The SA backend of one `run()`: the port's query state, borrowed under
@@ -203,6 +216,7 @@ impl PortGuids {
                     "mlx_ext::vf_guids::PortGuids::mailbox"
                 ),
                 idle <- new_condvar!("mlx_ext::vf_guids::PortGuids::idle"),
+                retired <- new_condvar!("mlx_ext::vf_guids::PortGuids::retired"),
             }),
             GFP_KERNEL,
         )
@@ -242,8 +256,14 @@ impl PortGuids {
                 .physical_index(function, 0)
                 .and_then(EntryIdx::new)
                 .map(|e| engine.oper(e));
+            // A table that goes leaves the VFs' port GUIDs to what comes
+            // next: the VFs are going, or no longer its own.
             let apply = match (base, applied.get(usize::from(function))) {
-                (Some(b), Some(&a)) if function > 0 && *vf_guid_op && a != b => Some(b),
+                (Some(b), Some(&a))
+                    if function > 0 && *vf_guid_op && !engine.is_retired() && a != b =>
+                {
+                    Some(b)
+                }
                 _ => None,
             };
             let changed = Changed {
@@ -337,6 +357,30 @@ impl PortGuids {
         }
     }
 
+    /// Starts deleting the table's GUIDs at the SM ([`Engine::retire`]):
+    /// admin writes are refused from now on.
+    fn retire(&self) {
+        self.state.lock().engine.retire(now_ns());
+        self.kick.kick(0);
+    }
+
+    /// Waits until the SM has answered for every GUID [`PortGuids::retire`]
+    /// deletes, at most `ms`; says how many it has not.
+    fn wait_retired(&self, ms: u32) {
+        let s = wait_while(&self.state, &self.retired, ms, |s| !s.engine.is_idle());
+        let left = s.engine.pending_count();
+        drop(s);
+        if left > 0 {
+            pr_warn!(
+                "{}: port {}: {} GUID(s) not deleted at the SM within {} ms; the SM may keep them\n",
+                self.name,
+                self.port,
+                left,
+                RETIRE_WAIT_MS
+            );
+        }
+    }
+
     /// The first half of teardown: nothing runs the engine or submits any
     /// more, and the outstanding query is cancelled.
     fn stop(&self) {
@@ -355,44 +399,62 @@ impl PortGuids {
     /// all before the module goes (`ib_sa_unregister_client`). A signal
     /// does not cut the wait short.
     fn wait_answers(&self) {
-        let mut left = kernel::time::msecs_to_jiffies(ANSWER_WAIT_MS);
-        let mut m = self.mailbox.lock();
-        while m.inflight > 0 {
-            if left == 0 {
-                let n = m.inflight;
-                drop(m);
-                pr_warn!(
-                    "{}: port {}: {} SA queries unanswered after {} ms; ib_sa will end them\n",
-                    self.name,
-                    self.port,
-                    n,
-                    ANSWER_WAIT_MS
-                );
-                return;
-            }
-            left = match self.idle.wait_interruptible_timeout(&mut m, left) {
-                CondVarTimeoutResult::Timeout => 0,
-                CondVarTimeoutResult::Woken { jiffies } => jiffies,
-                CondVarTimeoutResult::Signal { jiffies } => {
-                    // Interruptible waits return at once now: sleep instead.
-                    drop(m);
-                    crate::ib::msleep(SIGNALLED_POLL_MS);
-                    m = self.mailbox.lock();
-                    jiffies.saturating_sub(kernel::time::msecs_to_jiffies(SIGNALLED_POLL_MS))
-                }
-            };
+        let m = wait_while(&self.mailbox, &self.idle, ANSWER_WAIT_MS, |m| {
+            m.inflight > 0
+        });
+        let n = m.inflight;
+        drop(m);
+        if n > 0 {
+            pr_warn!(
+                "{}: port {}: {} SA queries unanswered after {} ms; ib_sa will end them\n",
+                self.name,
+                self.port,
+                n,
+                ANSWER_WAIT_MS
+            );
         }
     }
+}
+
+/// Waits on `cv` while `busy` says so of what `lock` guards, at most `ms`,
+/// and returns the lock's guard: `busy` is false of it unless the time ran
+/// out. A signal does not cut the wait short: teardown runs to its end.
+fn wait_while<'a, T, B: LockBackend>(
+    lock: &'a Lock<T, B>,
+    cv: &CondVar,
+    ms: u32,
+    busy: impl Fn(&T) -> bool,
+) -> Guard<'a, T, B> {
+    let mut left = kernel::time::msecs_to_jiffies(ms);
+    let mut g = lock.lock();
+    while left > 0 && busy(&g) {
+        left = match cv.wait_interruptible_timeout(&mut g, left) {
+            CondVarTimeoutResult::Timeout => 0,
+            CondVarTimeoutResult::Woken { jiffies } => jiffies,
+            CondVarTimeoutResult::Signal { jiffies } => {
+                // Interruptible waits return at once now: sleep instead.
+                drop(g);
+                crate::ib::msleep(SIGNALLED_POLL_MS);
+                g = lock.lock();
+                jiffies.saturating_sub(kernel::time::msecs_to_jiffies(SIGNALLED_POLL_MS))
+            }
+        };
+    }
+    g
 }
 
 impl DelayedRun for PortGuids {
     fn run(this: &Arc<Self>) {
         let mut wake = KVec::new();
         let now = now_ns();
-        let next = {
+        let (next, retired) = {
             let mut s = this.state.lock();
-            Self::run_locked(this, &mut s, now, &mut wake)
+            let next = Self::run_locked(this, &mut s, now, &mut wake);
+            (next, s.engine.is_retired() && s.engine.is_idle())
         };
+        if retired {
+            this.retired.notify_all();
+        }
         for c in wake.iter() {
             if let Some((events, state)) = &c.files {
                 events.notify();
@@ -626,6 +688,17 @@ struct DeviceIov {
 
 impl Drop for DeviceIov {
     fn drop(&mut self) {
+        // The SM deletes the GUIDs first, while the tree still shows them
+        // going (admin writes are refused): once the tree is gone, so are
+        // they, or the wait has said which were not.
+        let start = now_ns();
+        for p in self.ports.iter() {
+            p.retire();
+        }
+        for p in self.ports.iter() {
+            let spent = u32::try_from(now_ns().saturating_sub(start) / 1_000_000);
+            p.wait_retired(RETIRE_WAIT_MS.saturating_sub(spent.unwrap_or(u32::MAX)));
+        }
         // No port event, then no sysfs access, runs from here on.
         drop(self.events.take());
         drop(core::mem::take(&mut self.port_dirs));
@@ -736,8 +809,15 @@ impl DeviceIov {
                     hw_guid,
                 },
             )?;
-            d.works
-                .push(DelayedWork::new(p.clone(), &p.kick)?, GFP_KERNEL)?;
+            d.works.push(
+                DelayedWork::new(
+                    p.clone(),
+                    &p.kick,
+                    c_str!("mlx_ext::vf_guids::PortGuids::work"),
+                    kernel::static_lock_class!(),
+                )?,
+                GFP_KERNEL,
+            )?;
             d.ports.push(p, GFP_KERNEL)?;
         }
         // The tree.
@@ -933,7 +1013,12 @@ impl DeviceGuids {
             }),
             GFP_KERNEL,
         )?;
-        let work = DelayedWork::new(slot.clone(), &slot.kick)?;
+        let work = DelayedWork::new(
+            slot.clone(),
+            &slot.kick,
+            c_str!("mlx_ext::vf_guids::Slot::work"),
+            kernel::static_lock_class!(),
+        )?;
         // Without it the tables stay as they are made now.
         let watch = VfWatch::new(&devref, &slot.kick)
             .inspect_err(|e| {

@@ -1168,3 +1168,172 @@ fn invalidate_all_sends_every_held_guid_again_and_changes_nothing() {
     assert!(p.engine.take_events().is_empty());
     assert!((0..128).all(|n| !p.engine.is_pending(ent(n))));
 }
+
+/// The entries the SM holds a GUID for, but the PF's entry 0.
+fn held_by_sm(sm: &SimSm) -> Vec<u8> {
+    (1..128u8).filter(|&n| sm.guid(ent(n)) != 0).collect()
+}
+
+#[test]
+fn retire_deletes_every_guid_the_sm_holds_and_nothing_else() {
+    let mut port = Port::new(5, true);
+    port.engine.set_admin(ent(9), 0x99, 0).unwrap();
+    port.engine.set_admin(ent(1), 0x11, 0).unwrap();
+    port.run();
+    assert_eq!(held_by_sm(&port.sm), [1, 2, 9, 28, 53, 78, 103]);
+    port.engine.take_events();
+    port.sent.clear();
+    port.now = 100 * S;
+    port.engine.retire(port.now);
+    assert!(port.engine.is_retired());
+    assert_eq!(port.engine.pending_count(), 7);
+    port.run();
+    assert!(port.engine.is_idle());
+    assert_eq!(held_by_sm(&port.sm), [] as [u8; 0], "the SM holds nothing");
+    // One DELETE per record that held a GUID, with exactly those entries.
+    let sent: Vec<_> = port
+        .sent
+        .iter()
+        .map(|(t, r)| (*t, r.method, r.record.get(), r.mask))
+        .collect();
+    let d = Method::Delete;
+    let t = 100 * S;
+    assert_eq!(
+        sent,
+        [
+            (t, d, 0, 0b110),
+            (t, d, 1, 0b10),
+            (t, d, 3, 0b10000),
+            (t, d, 6, 0b100000),
+            (t, d, 9, 0b1000000),
+            (t, d, 12, 0b10000000),
+        ]
+    );
+    // The VFs are down, with an event each; the PF keeps its hardware GUID.
+    assert_eq!(
+        port.engine.take_events().iter().collect::<Vec<_>>(),
+        [0, 1, 2, 3, 4, 5]
+    );
+    assert_eq!(port.engine.up_functions().iter().collect::<Vec<_>>(), [0]);
+    assert_eq!(
+        (port.engine.admin(ent(0)), port.engine.oper(ent(0))),
+        (HW, HW)
+    );
+}
+
+#[test]
+fn retire_of_a_table_that_registered_nothing_sends_nothing() {
+    // Admin-assigned: nothing was ever asked for.
+    let mut port = Port::new(5, false);
+    port.engine.retire(0);
+    assert!(port.engine.is_idle());
+    assert_eq!(port.engine.pending_count(), 0);
+    port.run();
+    assert!(port.sent.is_empty());
+    // SM-assigned, retired before the first request went out.
+    let mut port = Port::new(5, true);
+    port.engine.retire(0);
+    assert!(port.engine.is_idle());
+    port.run();
+    assert!(port.sent.is_empty());
+}
+
+#[test]
+fn retire_deletes_what_an_outstanding_request_may_have_set() {
+    let mut port = Port::new(2, false);
+    port.engine.set_admin(ent(9), 0x99, 0).unwrap();
+    port.engine.run(&mut port.sm, 0);
+    let set = *port.sm.inflight().unwrap();
+    // The SM carries the SET out; its answer has not come.
+    let late = port.sm.reply().unwrap();
+    assert_eq!(port.sm.guid(ent(9)), 0x99);
+    port.engine.retire(S);
+    assert_eq!(
+        port.engine.write_admin(ent(9), b"5", S),
+        Err(GuidError::Retired)
+    );
+    // The SET is cancelled first, then its entry deleted although the engine
+    // never saw it set.
+    assert_eq!(port.engine.next_action(S), Action::Cancel(set));
+    let Action::Send(delete) = port.engine.next_action(S) else {
+        panic!("entry 9 is due");
+    };
+    assert_eq!(
+        (delete.method, delete.record.get(), delete.mask),
+        (Method::Delete, 1, 0b10)
+    );
+    // The SET's answer is stale.
+    assert_eq!(port.engine.answer(&late, S), Err(GuidError::StaleAnswer));
+    port.sm.submit(&delete).unwrap();
+    let answer = port.sm.reply().unwrap();
+    port.engine.answer(&answer, S).unwrap();
+    assert!(port.engine.is_idle());
+    assert_eq!(port.sm.guid(ent(9)), 0);
+}
+
+#[test]
+fn retire_goes_at_once_through_an_sa_hold_and_backs_off_after() {
+    let mut port = Port::new(2, true);
+    port.run();
+    assert_eq!(held_by_sm(&port.sm), [2, 65]);
+    // An SA failure holds the port 1 s.
+    port.sm.set_mode(SimMode::Error);
+    port.engine.set_admin(ent(9), 0x99, 10 * S).unwrap();
+    port.now = 10 * S;
+    port.pump();
+    assert_eq!(port.engine.sa_backoff_secs(), 1);
+    port.sent.clear();
+    // Retired during the hold: the deletes go at once, and still back off
+    // while the SA fails (1, 2, 4 s), without a tight loop.
+    port.engine.retire(port.now);
+    port.run_until(17 * S);
+    let times: Vec<u64> = port.sent.iter().map(|(t, _)| *t / S).collect();
+    assert_eq!(times, [10, 11, 13, 17]);
+    assert!(port.sent.iter().all(|(_, r)| r.method == Method::Delete));
+    // The SA back: everything, entry 9 too (its SET may have been carried
+    // out), deleted at the next try.
+    port.sm.set_mode(SimMode::Accept);
+    port.run();
+    assert!(port.engine.is_idle());
+    assert_eq!(held_by_sm(&port.sm), [] as [u8; 0]);
+    let last: Vec<_> = port
+        .sent
+        .iter()
+        .skip(4)
+        .map(|(t, r)| (*t / S, r.record.get(), r.mask))
+        .collect();
+    // The record that failed last goes after those that waited meanwhile.
+    assert_eq!(last, [(25, 1, 0b10), (25, 8, 0b10), (25, 0, 0b100)]);
+}
+
+#[test]
+fn a_retired_table_refuses_admin_writes_until_reset() {
+    let mut port = Port::new(2, true);
+    port.run();
+    port.engine.retire(S);
+    let before = format!("{:?}", port.engine);
+    assert_eq!(
+        port.engine.write_admin(ent(9), b"77", S),
+        Err(GuidError::Retired)
+    );
+    assert_eq!(
+        port.engine.set_admin(ent(9), 0x77, S),
+        Err(GuidError::Retired)
+    );
+    assert_eq!(GuidError::Retired.errno(), -19, "-ENODEV");
+    // Entry 0 is still EPERM, checked first.
+    assert_eq!(
+        port.engine.write_admin(ent(0), b"77", S),
+        Err(GuidError::ReadOnly)
+    );
+    assert_eq!(format!("{:?}", port.engine), before);
+    port.engine
+        .reset(Config {
+            num_vfs: 2,
+            sm_guid_assign: false,
+            hw_guid: HW,
+        })
+        .unwrap();
+    assert!(!port.engine.is_retired());
+    assert_eq!(port.engine.write_admin(ent(9), b"77", S), Ok(()));
+}

@@ -104,9 +104,12 @@ struct mlx_ext_dwork;
 
 /**
  * mlx_ext_dwork_create - a delayed work item that calls @fn(@priv) on
- * system_unbound_wq each time it runs. Returns it or NULL (no memory).
+ * system_unbound_wq each time it runs, in lockdep class @key named @name
+ * (both static: one per kind of work). Returns it or NULL (no memory).
  */
-struct mlx_ext_dwork *mlx_ext_dwork_create(void (*fn)(void *priv), void *priv);
+struct mlx_ext_dwork *mlx_ext_dwork_create(void (*fn)(void *priv), void *priv,
+					   const char *name,
+					   struct lock_class_key *key);
 
 /**
  * mlx_ext_dwork_schedule - run @w in @delay_ms milliseconds, or earlier if

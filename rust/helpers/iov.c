@@ -61,13 +61,24 @@ static void dwork_run(struct work_struct *work)
 	w->fn(w->priv);
 }
 
-struct mlx_ext_dwork *mlx_ext_dwork_create(void (*fn)(void *priv), void *priv)
+struct mlx_ext_dwork *mlx_ext_dwork_create(void (*fn)(void *priv), void *priv,
+					   const char *name,
+					   struct lock_class_key *key)
 {
 	struct mlx_ext_dwork *w = kzalloc(sizeof(*w), GFP_KERNEL);
 
 	if (!w)
 		return NULL;
 	INIT_DELAYED_WORK(&w->dw, dwork_run);
+	/*
+	 * The caller's class, not this call site's: lockdep takes waiting for
+	 * a work item (cancel_delayed_work_sync) as taking its class, and one
+	 * kind of work may be cancelled under a lock another kind's run takes
+	 * (a device's tables, whose ports' works go under the lock the
+	 * device's own work takes). As __INIT_WORK_KEY does it
+	 * (include/linux/workqueue.h).
+	 */
+	lockdep_init_map(&w->dw.work.lockdep_map, name, key, 0);
 	spin_lock_init(&w->lock);
 	w->fn = fn;
 	w->priv = priv;

@@ -17,7 +17,12 @@
 use super::{bindings, sync::IrqSpinLock, Device};
 use crate::new_irq_spinlock;
 use core::{ffi::c_void, marker::PhantomData, ptr::NonNull};
-use kernel::{prelude::*, sync::Arc, types::ForeignOwnable};
+use kernel::{
+    prelude::*,
+    str::CStr,
+    sync::{Arc, LockClassKey},
+    types::ForeignOwnable,
+};
 
 /// The module parameter `sm_guid_assign` (`rust/helpers/iov.c`).
 pub fn sm_guid_assign() -> bool {
@@ -248,13 +253,33 @@ unsafe impl<T: DelayedRun> Sync for DelayedWork<T> {}
 impl<T: DelayedRun> DelayedWork<T> {
     /// Makes the work of `target`, scheduled through `kicker` (and its
     /// clones) until it is dropped. It does not run until kicked.
-    pub fn new(target: Arc<T>, kicker: &Kicker) -> Result<Self> {
+    ///
+    /// `name` and `key` are the item's lockdep class, one per kind of work
+    /// ([`kernel::static_lock_class!`]): waiting for the item counts as
+    /// taking it.
+    pub fn new(
+        target: Arc<T>,
+        kicker: &Kicker,
+        name: &'static CStr,
+        key: &'static LockClassKey,
+    ) -> Result<Self> {
         let target = target.into_foreign();
+        // `LockClassKey` is a transparent wrapper of the C key in an
+        // `Opaque` (an `UnsafeCell`): lockdep may write through the pointer.
+        // Its own `as_ptr` is the kernel crate's only in 6.12.
+        let key = core::ptr::from_ref(key).cast_mut().cast();
         // SAFETY: `run_callback` takes the private pointer as the `T` of
         // `target`, whose reference this object keeps until `drop` has
-        // cancelled the item.
-        let raw =
-            unsafe { bindings::mlx_ext_dwork_create(Some(Self::run_callback), target.cast_mut()) };
+        // cancelled the item. `name` and `key` are static, as lockdep
+        // requires.
+        let raw = unsafe {
+            bindings::mlx_ext_dwork_create(
+                Some(Self::run_callback),
+                target.cast_mut(),
+                name.as_char_ptr(),
+                key,
+            )
+        };
         let Some(raw) = NonNull::new(raw) else {
             // SAFETY: from `into_foreign` just above, given back once.
             drop(unsafe { Arc::<T>::from_foreign(target) });

@@ -83,7 +83,8 @@
  *   guidevents DEV PORT FUNCTION
  *	"calls N up U count C": the GUID-change notifications mlx_ext gave the
  *	ULP's notifier (mlx_ext_register_guid_notifier) for that function of
- *	DEV's PORT since the ULP was loaded, and the last one's up and count.
+ *	DEV's PORT since the ULP was loaded, and the last one's up and count;
+ *	also once DEV is gone.
  *   lastfail
  *	"softirq S": whether the last burst operation that failed was ended
  *	in softirq context (1) or not (0); -1 before any.
@@ -525,6 +526,21 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 	}
 	if (sscanf(buf, "%15s %127s", cmd, name) != 2)
 		goto out;
+	if (!strcmp(cmd, "guidevents")) {
+		/* By name: what a device was told outlives it. */
+		unsigned int port, function;
+		struct guidev *g;
+
+		if (sscanf(buf, "%*s %*s %u %u", &port, &function) != 2)
+			goto out;
+		spin_lock(&guidev_lock);
+		g = guidev_find(name, port, function, false);
+		snprintf(tu_result, RESULT_MAX, "calls %u up %d count %u\n", g ? g->calls : 0,
+			 g ? g->up : 0, g ? g->count : 0);
+		spin_unlock(&guidev_lock);
+		ret = 0;
+		goto out;
+	}
 	/* DEV or, for atomics, REQUESTER:RESPONDER. */
 	name_b = strchr(name, ':');
 	if (name_b)
@@ -614,18 +630,6 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 		/* %n is not counted: the fields after it are the query's. */
 		if (sscanf(buf, "%*s %*s %n", &off) >= 0 && off)
 			ret = run_guidinfo(d->dev, buf + off);
-	} else if (!strcmp(cmd, "guidevents")) {
-		unsigned int port, function;
-		struct guidev *g;
-
-		if (sscanf(buf, "%*s %*s %u %u", &port, &function) != 2)
-			goto out;
-		spin_lock(&guidev_lock);
-		g = guidev_find(name, port, function, false);
-		snprintf(tu_result, RESULT_MAX, "calls %u up %d count %u\n", g ? g->calls : 0,
-			 g ? g->up : 0, g ? g->count : 0);
-		spin_unlock(&guidev_lock);
-		ret = 0;
 	} else if (!strcmp(cmd, "events")) {
 		ret = 0;
 		snprintf(tu_result, RESULT_MAX, "port_err %d port_active %d\n",

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # VM tests of the VF GUID tables' lifetime: removal with a request in
 # flight, the vf_guid_tables switch (also under readers), the VF count
-# changing, and VF GUIDs given to the driver's set_vf_guid
+# changing, the GUIDs of a table that goes deleted at the SM, and VF GUIDs
+# given to the driver's set_vf_guid
 # (Documentation/vf-guids.rst). Sourced by check.sh after guid.sh, whose
 # helpers they use.
 
@@ -241,4 +242,88 @@ test_guid_set_vf_guid() {
 		wait_until 5 gid_is mlxsim355 44 0000000000004444 || return 1
 	expect_eq "$(vf_guids_of 355 | tr '\n' ';')" "calls 0 failed 0 refused 1;" "cx3: one refused call" || return 1
 	sim_del 355
+}
+
+# deletes DEV: "BLOCK MASK STATUS;" of each DELETE (method 0x15) of
+# GuidInfoRecords port 1's SA logged.
+deletes() {
+	sa_log $1 1 | awk '$3 == 15 && $4 == 30 {printf "%s %s %s;", $5, $6, $8}'
+}
+
+# held_gone DEV ENTRIES...: whether the port's GID table (ib_core's copy of
+# what the simulated SM programmed) holds no GUID at any of ENTRIES.
+held_gone() {
+	d=$1
+	shift
+	for n in "$@"; do [ "$(gid $d 1 $n 0000000000000000)" = 0000000000000000 ] || return 1; done
+}
+
+# A table that goes deletes its GUIDs at the SM first (Engine::retire), as
+# mlx4 deletes a VF's GUID when the VF shuts down: at the switch's off, at
+# a change of the number of VFs, at rmmod and at the device's removal. One
+# DELETE per record that holds a GUID, with exactly those entries, answered
+# before the tree is gone; the port's GID table is empty but for entry 0.
+# Admin writes meanwhile are refused (ENODEV); an SA that only fails gets
+# the first try and one more, and the wait ends at 2 s with a message.
+test_guid_retire() {
+	sim_new "357 cx3 1 5" || return 1
+	d=mlxsim357 I=$IB/mlxsim357/iov S=$IB/mlxsim357/mlx_ext/vf_guid_tables N=$(bus_numvfs 357)
+	ctl=$SIMDBG/mlxsim357/sa1 held="2 9 28 53 78 103" want="0 4 0;1 2 0;3 10 0;6 20 0;9 40 0;12 80 0;"
+	port0=$(port_gid $d 1 0)
+	converge() {
+		wait_until 10 gid_is $d 103 $(sm_guid 357 103) || { echo "$1: never converged"; return 1; }
+		echo 0x77 >$I/ports/1/admin_guids/9 && wait_until 5 gid_is $d 9 0000000000000077 || return 1
+		for n in $held; do
+			wait_until 2 eval "! port_gid_is $d 1 $n 0000000000000000" ||
+				{ echo "$1: entry $n not programmed"; return 1; }
+		done
+		echo clear_log >$ctl
+	}
+	converge "start" || return 1
+	# Off: answered before the write returns.
+	echo off >$S || return 1
+	[ ! -e $I ] || { echo "the tree outlived off"; return 1; }
+	expect_eq "$(deletes $d)" "$want" "the deletes at off" || return 1
+	held_gone $d $held || { echo "GUIDs left on the port after off"; return 1; }
+	expect_eq "$(port_gid $d 1 0)" "$port0" "entry 0 after off" || return 1
+	# A change of the number of VFs: answered before the tree goes.
+	echo on >$S && converge "on" || return 1
+	echo 0 >$N || return 1
+	wait_until 5 eval "[ ! -e $I ]" || { echo "the tree outlived its VFs"; return 1; }
+	expect_eq "$(deletes $d)" "$want" "the deletes at 5 VFs to 0" || return 1
+	held_gone $d $held || { echo "GUIDs left on the port after 5 VFs to 0"; return 1; }
+	# rmmod: answered before it returns.
+	echo 5 >$N && converge "5 VFs again" || return 1
+	ulp_loaded=0
+	[ -e /sys/module/mlx_ext_test_ulp ] && ulp_loaded=1 && rmmod mlx_ext_test_ulp
+	rmmod mlx_ext || return 1
+	expect_eq "$(deletes $d)" "$want" "the deletes at rmmod" || return 1
+	held_gone $d $held || { echo "GUIDs left on the port after rmmod"; return 1; }
+	modprobe mlx_ext || return 1
+	[ $ulp_loaded = 0 ] || modprobe mlx_ext_test_ulp || return 1
+	# An SA that only fails, and an admin write while the table goes.
+	converge "reload" || return 1
+	echo "status 256" >$ctl || return 1
+	echo off >$S &
+	off=$!
+	sleep 0.5
+	expect_eq "$(cat $I/ports/1/admin_guids/9)" ffffffffffffffff "admin_guids/9 while it goes" || return 1
+	expect_eq "$(sim_write $I/ports/1/admin_guids/12 5)" "No such device" "a write while it goes" || return 1
+	wait $off || { echo "off failed"; return 1; }
+	expect_eq "$(deletes $d)" "0 4 100;1 2 100;" "the deletes an SA that fails gets" || return 1
+	dmesg | grep -q "mlxsim357: port 1: 6 GUID(s) not deleted at the SM within 2000 ms" ||
+		{ echo "no message for the GUIDs left"; return 1; }
+	# The device's removal: answered before it is gone, as the ULP's
+	# notifier says (a VF goes down only when the DELETE of its base entry
+	# is answered).
+	echo accept >$ctl && echo on >$S && converge "on again" || return 1
+	if [ $ulp_loaded = 1 ]; then
+		expect_eq "$(ulp "guidevents $d 1 5" | cut -d' ' -f3-4)" "up 1" "VF5 before the removal" || return 1
+	fi
+	sim_del 357 || return 1
+	[ ! -e $IB/$d ] || { echo "$d still there"; return 1; }
+	[ $ulp_loaded = 1 ] || return 0
+	for vf in 1 2 3 4 5; do
+		expect_eq "$(ulp "guidevents $d 1 $vf" | cut -d' ' -f3-4)" "up 0" "VF$vf after the removal" || return 1
+	done
 }

@@ -17,7 +17,8 @@
 //! what to do next, and the caller reports what came of it.
 //!
 //! - [`Action::Cancel`]: cancel a request the engine no longer waits for,
-//!   because [`Engine::reset`] dropped it or the answer watchdog gave it up.
+//!   because [`Engine::reset`] or [`Engine::retire`] dropped it or the
+//!   answer watchdog gave it up.
 //!   Its answer, if it still comes, is stale.
 //! - [`Action::Send`]: submit a request; it is outstanding from now on. If it
 //!   cannot be sent, say so with [`Engine::send_failed`]; otherwise hand its
@@ -30,36 +31,48 @@
 //!
 //! # Locking
 //!
-//! The engine is not synchronised: the kernel keeps one per port behind a
-//! sleeping lock, a `kernel::sync::Mutex`, held across [`Engine::next_action`]
-//! and the backend call each action asks for, that is across [`Engine::run`].
-//! A spinlock cannot be held there, because submitting an SA query may sleep
-//! (`ib_sa_guid_info_rec_query` allocates with the gfp mask it is given, and
-//! may sleep with `GFP_KERNEL`), and nothing needs the engine in atomic
-//! context: the delayed work that runs it, sysfs reads and writes, the SA
-//! answer callback (run from ib_mad's workqueue) and the ib event handler
-//! (run from `ib_wq`) are all in process context. Cancelling under the mutex
-//! is fine: `ib_sa_cancel_query` takes a spinlock and never sleeps.
+//! The engine is not synchronised: the kernel (`rust/vf_guids.rs`) keeps one
+//! per port behind a sleeping lock, a `kernel::sync::Mutex`, held across
+//! [`Engine::next_action`] and the backend call each action asks for, that
+//! is across [`Engine::run`]. A spinlock cannot be held there, because
+//! submitting an SA query may sleep (`ib_sa_guid_info_rec_query` allocates
+//! with the gfp mask it is given, and may sleep with `GFP_KERNEL`).
+//! Cancelling under the mutex is fine: `ib_sa_cancel_query` takes a
+//! spinlock and never sleeps. The mutex's users are all in process context:
+//! the port's delayed work item (which runs the engine and gives it the SA's
+//! answers), sysfs reads and writes, the ib event handler (run from
+//! `ib_wq`) and teardown.
 //!
-//! What follows from the mutex:
+//! The SA's answer callback does not take the mutex: it runs on ib_mad's
+//! workers, shared by every MAD user of the port, which must not wait while
+//! a submission sleeps in the allocator. It leaves the answer in a mailbox
+//! (a spinlock; the answer with the newest identifier is kept, and the
+//! request the engine waits for is always the newest sent) and kicks the
+//! work item, which hands it to [`Engine::answer`] under the mutex.
 //!
-//! - An answer callback, a sysfs write or a port event waits while a
-//!   submission sleeps in the allocator.
+//! What follows:
+//!
+//! - A sysfs write or a port event waits while a submission sleeps in the
+//!   allocator; an answer waits in the mailbox.
 //! - A request's answer can only reach the engine once its submission has
-//!   returned and the backend has recorded the query (the SA may complete,
+//!   returned and the backend has recorded the query: the SA may complete,
 //!   and call back from another context, before `ib_sa_guid_info_rec_query`
-//!   returns: the callback then waits for the mutex). The SA does not call
-//!   back for a query it failed to send: that is [`Engine::send_failed`],
-//!   from within the same locked section.
+//!   returns, but the work item that takes the answer from the mailbox
+//!   needs the mutex. The SA does not call back for a query it failed to
+//!   send: that is [`Engine::send_failed`], from within the same locked
+//!   section.
 //! - A cancel always comes after its submission. The cancelled query's
 //!   callback still runs later, with `-EINTR`; the engine has forgotten the
 //!   request, so [`Engine::answer`] says [`GuidError::StaleAnswer`] and
 //!   changes nothing.
-//! - Nothing may wait for a callback while holding the mutex, since the
-//!   callback takes it. Teardown stops the delayed work, calls
-//!   [`Engine::reset`] and [`Engine::run`] under the mutex (which cancels the
-//!   outstanding request), drops the mutex, and then waits for the callback of
-//!   every query the backend submitted before it frees the engine.
+//! - Teardown first retires the table ([`Engine::retire`]) and waits, at
+//!   most 2 s and without the mutex, until the work item finds the engine
+//!   idle ([`Engine::is_idle`]). Then, with the table's sysfs files and
+//!   event handler gone, it marks the port dying under the mutex (nothing
+//!   runs the engine or submits afterwards) and cancels the outstanding
+//!   query, cancels the work item and waits for it, and then waits for the
+//!   callback of every query the backend submitted before it frees the
+//!   engine.
 //!
 //! The alternative, a spinlock with each action performed after unlocking,
 //! would let a request handed out by [`Engine::next_action`] race a
@@ -155,8 +168,9 @@ enum InFlight {
     Idle,
     /// Sent, waiting for its answer.
     Outstanding(Outstanding),
-    /// Dropped by [`Engine::reset`]: [`Engine::next_action`] hands out its
-    /// cancel before anything else, and before any request is sent.
+    /// Dropped by [`Engine::reset`] or [`Engine::retire`]:
+    /// [`Engine::next_action`] hands out its cancel before anything else,
+    /// and before any request is sent.
     Dropped(Request),
 }
 
@@ -193,9 +207,11 @@ pub const fn next_backoff(backoff: u8) -> u8 {
 }
 
 /// The most actions [`Engine::run`] performs in one call. A cancel (of a
-/// dropped or an overdue request) comes at most once; each failed send
-/// reschedules the due entries of its method in its record, so a record
-/// fails at most twice (SET and DELETE); then the engine sleeps.
+/// dropped or an overdue request) comes at most once. A send that fails as
+/// an SA error holds the port (see [`Engine::send_failed`]), so at most one
+/// does per call; one that finds the port down reschedules the due entries
+/// of its method in its record 5 s later, so a record fails at most twice
+/// (SET and DELETE); then the engine sleeps.
 const MAX_RUN_ACTIONS: usize = 2 * RECORDS + 2;
 
 const fn secs(s: u8) -> u64 {
@@ -223,6 +239,9 @@ pub struct Engine {
     next_id: RequestId,
     changed: Set128,
     event_counts: [u32; MAX_FUNCTIONS],
+    /// Set by [`Engine::retire`]: the table is going, its GUIDs are being
+    /// deleted, and admin writes are refused.
+    retired: bool,
 }
 
 impl Engine {
@@ -239,6 +258,7 @@ impl Engine {
         next_id: RequestId::FIRST,
         changed: Set128::EMPTY,
         event_counts: [0; MAX_FUNCTIONS],
+        retired: false,
     };
 
     /// Returns the table of a port that starts as SPEC section 4 says (see
@@ -283,7 +303,62 @@ impl Engine {
         self.sa_hold_until = 0;
         self.changed = Set128::EMPTY;
         self.event_counts.fill(0);
+        self.retired = false;
         Ok(())
+    }
+
+    /// Deletes at the SM every GUID the table holds or may hold, before the
+    /// table goes: its VFs are disabled or their number changes (the new
+    /// table starts with every entry deleted), its device's switch goes
+    /// `off`, or mlx_ext lets the device go. mlx4 does the same for one VF
+    /// when it shuts down (`alias_GUID.c`,
+    /// `mlx4_ib_slave_alias_guid_event()` with `slave_init` 0: the slave's
+    /// entry is set to `MLX4_GUID_FOR_DELETE_VAL` and sent at once).
+    ///
+    /// Every entry but the PF's entry 0 gets the admin value
+    /// [`GUID_DELETE`], due at `now` with a fresh backoff, and the port's SA
+    /// backoff is forgotten. Only entries that hold a GUID, or whose last
+    /// request failed or was not answered (the SM may have carried it out),
+    /// are sent: an entry that never held one costs no request. An
+    /// outstanding request is dropped (its cancel is the next action) and
+    /// its entries are deleted whatever their value, since the SM may carry
+    /// it out.
+    ///
+    /// From then on admin writes are refused ([`GuidError::Retired`]);
+    /// [`Engine::is_idle`] says when the SM has answered for every entry.
+    /// [`Engine::reset`] makes a table of it again.
+    pub fn retire(&mut self, now: u64) {
+        if let InFlight::Outstanding(out) = self.in_flight {
+            for entry in out.request.entries() {
+                self.entry_mut(entry).unsure = true;
+            }
+            self.in_flight = InFlight::Dropped(out.request);
+        }
+        for entry in EntryIdx::all().filter(|&e| e != EntryIdx::HW_GUID) {
+            let e = self.entry_mut(entry);
+            e.admin = GUID_DELETE;
+            e.due = now;
+            e.backoff = 0;
+            e.generation = e.generation.wrapping_add(1);
+        }
+        self.clear_sa_backoff(now);
+        self.retired = true;
+    }
+
+    /// Returns whether [`Engine::retire`] was called since the last reset.
+    pub const fn is_retired(&self) -> bool {
+        self.retired
+    }
+
+    /// Returns whether the engine has nothing left to do: no request
+    /// outstanding or to cancel, and no entry pending.
+    pub fn is_idle(&self) -> bool {
+        self.next_wakeup().is_none()
+    }
+
+    /// Returns the number of pending entries (see [`Engine::is_pending`]).
+    pub fn pending_count(&self) -> usize {
+        EntryIdx::all().filter(|&e| self.is_pending(e)).count()
     }
 
     fn entry(&self, entry: EntryIdx) -> &Entry {
@@ -299,6 +374,15 @@ impl Engine {
     fn check_writable(entry: EntryIdx) -> Result<(), GuidError> {
         if entry == EntryIdx::HW_GUID {
             Err(GuidError::ReadOnly)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Checks that the table is not retired (see [`Engine::retire`]).
+    const fn check_live(&self) -> Result<(), GuidError> {
+        if self.retired {
+            Err(GuidError::Retired)
         } else {
             Ok(())
         }
@@ -354,9 +438,11 @@ impl Engine {
     /// entry, anything else asks for that GUID.
     ///
     /// The entry is due at once and its backoff starts over. The PF's entry 0
-    /// is read-only: [`GuidError::ReadOnly`], and nothing changes.
+    /// is read-only: [`GuidError::ReadOnly`]; a retired table takes no
+    /// writes: [`GuidError::Retired`]. Either way nothing changes.
     pub fn set_admin(&mut self, entry: EntryIdx, value: u64, now: u64) -> Result<(), GuidError> {
         Self::check_writable(entry)?;
+        self.check_live()?;
         let e = self.entry_mut(entry);
         e.admin = value;
         e.due = now;
@@ -398,6 +484,7 @@ impl Engine {
         // The entry is checked before the input, so that a write to entry 0
         // is EPERM whatever it holds.
         Self::check_writable(entry)?;
+        self.check_live()?;
         let value = super::parse_admin_guid(input)?;
         self.set_admin(entry, value, now)
     }
@@ -525,8 +612,8 @@ impl Engine {
 
     /// Returns what the caller must do next at `now`, in this order:
     ///
-    /// 1. [`Action::Cancel`] of the request [`Engine::reset`] dropped, if
-    ///    any;
+    /// 1. [`Action::Cancel`] of the request [`Engine::reset`] or
+    ///    [`Engine::retire`] dropped, if any;
     /// 2. [`Action::Cancel`] of the outstanding request once it has waited
     ///    [`ANSWER_WATCHDOG_SECS`] for its answer: it is given up as timed
     ///    out, and the port's SA backoff rises (see [`Engine::answer`]);

@@ -18,10 +18,14 @@ pub enum GuidError {
     NoSuchEntry,
     /// An answer for a request that is not outstanding (`-ENOENT`).
     StaleAnswer,
+    /// The table is being removed: its GUIDs are being deleted at the SM
+    /// (`-ENODEV`).
+    Retired,
 }
 
 const EPERM: i32 = 1;
 const ENOENT: i32 = 2;
+const ENODEV: i32 = 19;
 const EINVAL: i32 = 22;
 const ERANGE: i32 = 34;
 
@@ -34,6 +38,7 @@ impl GuidError {
             Self::Malformed | Self::NoSuchEntry => -EINVAL,
             Self::ReadOnly => -EPERM,
             Self::StaleAnswer => -ENOENT,
+            Self::Retired => -ENODEV,
         }
     }
 
@@ -45,6 +50,7 @@ impl GuidError {
             Self::ReadOnly => "the PF's entry 0 is the hardware GUID and is read-only",
             Self::NoSuchEntry => "no such GUID entry on the port (0 to 127)",
             Self::StaleAnswer => "answer for a request that is not outstanding",
+            Self::Retired => "the table is being removed and its GUIDs deleted",
         }
     }
 }
