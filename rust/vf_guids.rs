@@ -22,14 +22,14 @@ use crate::new_irq_spinlock;
 use crate::{
     caps::DRIVER_MLX4,
     guid::{
-        can_switch_on, function_name, guid_split, on_by_default, parse_switch, placement,
-        switch_text, AdminGuid, Answer, AnswerStatus, Config, Engine, EntryIdx, Gid, Method,
-        NoTree, Parent, PortFacts, Request, SmBackend, SubmitError, PORT_GUIDS,
+        can_switch_on, function_name, guid_model, on_by_default, parse_switch, parse_vport_guid,
+        placement, switch_text, AdminGuid, Answer, AnswerStatus, Config, Engine, EntryIdx, Gid,
+        GuidModel, Method, NoTree, Parent, PortFacts, Request, SmBackend, SubmitError, PORT_GUIDS,
     },
     ib::{
         iov::{
             self, DelayedRun, DelayedWork, DeviceRef, EventHandler, GuidInfo, Kicker, PortEvent,
-            PortEvents, QueryError, SaAnswer, SaQuery, VfWatch,
+            PortEvents, QueryError, SaAnswer, SaQuery, VfGuid, VfWatch,
         },
         sync::IrqSpinLock,
         sysfs::{Dir, Notifier},
@@ -82,12 +82,6 @@ struct PortState {
     /// Each function's `guid_events` and `state` files, once the tree is
     /// made.
     notifiers: KVec<(Notifier, Notifier)>,
-    /// Per VF (index: function), the base GUID last given to the driver's
-    /// `set_vf_guid`.
-    applied: KVec<u64>,
-    /// Whether the driver may have `set_vf_guid` (until it says it has
-    /// none).
-    vf_guid_op: bool,
 }
 
 /// A function whose GUIDs changed, to tell watchers once the lock is
@@ -96,9 +90,6 @@ struct Changed {
     function: u16,
     up: bool,
     count: u32,
-    /// Its base GUID, if it is a VF whose base GUID the driver's
-    /// `set_vf_guid` is to be given.
-    apply: Option<u64>,
     /// Its `guid_events` and `state` files.
     files: Option<(Notifier, Notifier)>,
 }
@@ -203,8 +194,6 @@ impl PortGuids {
                         dying: false,
                         outstanding: None,
                         notifiers: KVec::new(),
-                        applied: KVec::new(),
-                        vf_guid_op: true,
                     },
                     "mlx_ext::vf_guids::PortGuids::state"
                 ),
@@ -241,8 +230,6 @@ impl PortGuids {
             engine,
             outstanding,
             notifiers,
-            applied,
-            vf_guid_op,
             ..
         } = s;
         let mut backend = Backend {
@@ -251,26 +238,10 @@ impl PortGuids {
         };
         let next = engine.run(&mut backend, now);
         for function in engine.take_events().iter() {
-            let base = engine
-                .split()
-                .physical_index(function, 0)
-                .and_then(EntryIdx::new)
-                .map(|e| engine.oper(e));
-            // A table that goes leaves the VFs' port GUIDs to what comes
-            // next: the VFs are going, or no longer its own.
-            let apply = match (base, applied.get(usize::from(function))) {
-                (Some(b), Some(&a))
-                    if function > 0 && *vf_guid_op && !engine.is_retired() && a != b =>
-                {
-                    Some(b)
-                }
-                _ => None,
-            };
             let changed = Changed {
                 function,
                 up: engine.function_up(function),
                 count: engine.event_count(function),
-                apply,
                 files: notifiers.get(usize::from(function)).cloned(),
             };
             // Without room a watcher misses a wake-up, not the count.
@@ -316,44 +287,6 @@ impl PortGuids {
         m.inflight = m.inflight.saturating_sub(1);
         if m.inflight == 0 {
             self.idle.notify_all();
-        }
-    }
-
-    /// Gives the driver's `set_vf_guid` the new base GUID of each VF in
-    /// `changed` that has one to apply, as mlx5 programs a VF's port GUID:
-    /// where the device has no such op (mlx4, rxe), the first
-    /// `EOPNOTSUPP` stops it for the port. A failure is said, and tried
-    /// again at the VF's next change. Outside the port's lock: the driver
-    /// may sleep.
-    fn apply_vf_guids(&self, changed: &[Changed]) {
-        for c in changed.iter() {
-            let (Some(guid), Some(vf)) = (c.apply, c.function.checked_sub(1)) else {
-                continue;
-            };
-            let result = self.dev.set_vf_port_guid(vf, self.port, guid);
-            let mut s = self.state.lock();
-            match result {
-                Ok(()) => {
-                    if let Some(a) = s.applied.get_mut(usize::from(c.function)) {
-                        *a = guid;
-                    }
-                }
-                Err(e) if e == crate::ib::eopnotsupp() => {
-                    s.vf_guid_op = false;
-                    return;
-                }
-                Err(e) => {
-                    drop(s);
-                    pr_warn!(
-                        "{}: port {}: set_vf_guid of VF{} ({:016x}) failed ({:?}); tried again at its next change\n",
-                        self.name,
-                        self.port,
-                        c.function,
-                        guid,
-                        e
-                    );
-                }
-            }
         }
     }
 
@@ -462,7 +395,6 @@ impl DelayedRun for PortGuids {
             }
             this.dev.guid_event(this.port, c.function, c.up, c.count);
         }
-        this.apply_vf_guids(&wake);
         if let Some(t) = next {
             this.kick.kick(t.saturating_sub(now).div_ceil(1_000_000));
         }
@@ -672,11 +604,213 @@ struct FunctionDirs {
     _function: Dir<NoFiles>,
 }
 
+/// `iov/<function>/ports/<port>/` of the vport model: the function's
+/// node and port GUID.
+struct VportFiles {
+    dev: DeviceRef,
+    port: u32,
+    function: u16,
+}
+
+const FILE_NODE_GUID: u32 = 0;
+const FILE_PORT_GUID: u32 = 1;
+
+/// A VF's files: root writes them.
+static VPORT_FILES: [File<'static>; 2] = [
+    File {
+        name: c_str!("node_guid"),
+        mode: 0o644,
+        id: FILE_NODE_GUID,
+    },
+    File {
+        name: c_str!("port_guid"),
+        mode: 0o644,
+        id: FILE_PORT_GUID,
+    },
+];
+
+/// The PF's: its own GUIDs, read-only.
+static PF_VPORT_FILES: [File<'static>; 2] = [
+    File {
+        name: c_str!("node_guid"),
+        mode: 0o444,
+        id: FILE_NODE_GUID,
+    },
+    File {
+        name: c_str!("port_guid"),
+        mode: 0o444,
+        id: FILE_PORT_GUID,
+    },
+];
+
+impl VportFiles {
+    /// Which GUID file `id` is.
+    fn which(id: u32) -> Result<VfGuid> {
+        match id {
+            FILE_NODE_GUID => Ok(VfGuid::Node),
+            FILE_PORT_GUID => Ok(VfGuid::Port),
+            _ => Err(EINVAL),
+        }
+    }
+}
+
+impl DirOps for VportFiles {
+    /// A VF's GUID as its driver's `get_vf_guid` answers (0: none set);
+    /// the PF's, the device's node GUID and the port's GUID.
+    fn show(&self, id: u32, out: &mut ShowBuf<'_>) -> Result {
+        let which = Self::which(id)?;
+        let guid = match self.function.checked_sub(1) {
+            None => match which {
+                VfGuid::Node => self.dev.device().node_guid(),
+                VfGuid::Port => self.dev.port_guid(self.port)?,
+            },
+            Some(vf) => {
+                let (node, port) = self.dev.get_vf_guids(vf, self.port)?;
+                match which {
+                    VfGuid::Node => node,
+                    VfGuid::Port => port,
+                }
+            }
+        };
+        writeln!(out, "{}", AdminGuid(guid)).map_err(|_| ENOSPC)
+    }
+
+    /// Sets a VF's GUID through its driver's `set_vf_guid`, as `ip link set
+    /// <pf> vf N node_guid|port_guid` does: 1 to 16 hex digits, neither 0
+    /// nor all ones (`-EINVAL`, nothing set); the driver's error as it is.
+    /// The PF's are read-only.
+    fn store(&self, id: u32, data: &[u8]) -> Result {
+        let which = Self::which(id)?;
+        let vf = self.function.checked_sub(1).ok_or(EPERM)?;
+        let guid = parse_vport_guid(data).map_err(|e| Error::from_errno(e.errno()))?;
+        self.dev.set_vf_guid(vf, self.port, guid, which)
+    }
+}
+
+/// The vport model's tree of a device (Connect-IB, ConnectX-4 and later,
+/// as mlx5 gives each VF a vport): `iov/<function>/ports/<port>/node_guid`
+/// and `port_guid`. Nothing in it talks to the SM, and nothing is set but
+/// what an administrator writes. Fields drop in order: children first.
+struct VportIov {
+    made_for: KVec<TreePort>,
+    _ports: KVec<Dir<VportFiles>>,
+    _functions: KVec<FunctionDirs>,
+    _iov: Dir<NoFiles>,
+}
+
+impl VportIov {
+    fn build(
+        devref: &DeviceRef,
+        name: &DeviceName,
+        sriov: &Sriov,
+        tree: &[TreePort],
+    ) -> Result<Self> {
+        let Some(&TreePort { num_vfs, .. }) = tree.first() else {
+            return Err(EINVAL);
+        };
+        let mut made_for = KVec::with_capacity(tree.len(), GFP_KERNEL)?;
+        for &t in tree.iter() {
+            made_for.push(t, GFP_KERNEL)?;
+        }
+        let iov = Dir::new_empty(devref.device(), c_str!("iov"), NoFiles)?;
+        let functions = function_dirs(&iov, sriov, num_vfs.saturating_add(1))?;
+        let mut ports = KVec::new();
+        for t in tree.iter() {
+            let pname = CString::try_from_fmt(fmt!("{}", t.port))?;
+            for (f, fd) in functions.iter().enumerate() {
+                let function = u16::try_from(f)?;
+                let files: &[File<'_>] = if function == 0 {
+                    &PF_VPORT_FILES
+                } else {
+                    &VPORT_FILES
+                };
+                let dir = Dir::new(
+                    &fd.ports,
+                    &pname,
+                    VportFiles {
+                        dev: devref.clone(),
+                        port: t.port,
+                        function,
+                    },
+                    files,
+                    crate::attr_class!(),
+                )?;
+                ports.push(dir, GFP_KERNEL)?;
+            }
+            pr_info!(
+                "{}: port {}: VF GUIDs on vports for {} VFs (set through the driver's set_vf_guid; nothing sent to the SM)\n",
+                name,
+                t.port,
+                num_vfs
+            );
+        }
+        Ok(Self {
+            made_for,
+            _ports: ports,
+            _functions: functions,
+            _iov: iov,
+        })
+    }
+}
+
+/// The function directories `iov/<function>/` and their `ports/`, named as
+/// mlx4 names them, for `count` functions (the PF first).
+fn function_dirs(iov: &Dir<NoFiles>, sriov: &Sriov, count: u16) -> Result<KVec<FunctionDirs>> {
+    let pf_name = match sriov {
+        Sriov::Sim { name, .. } | Sriov::PciPf { name, .. } => name.as_bytes(),
+        Sriov::None => &[],
+    };
+    let mut dirs = KVec::with_capacity(usize::from(count), GFP_KERNEL)?;
+    for f in 0..count {
+        let mut buf = [0u8; 24];
+        let n = function_name(pf_name, f, &mut buf).ok_or(EINVAL)?;
+        let fname = CString::try_from_fmt(fmt!(
+            "{}",
+            core::str::from_utf8(buf.get(..n).unwrap_or(&[])).map_err(|_| EINVAL)?
+        ))?;
+        let function = Dir::new_empty(iov, &fname, NoFiles)?;
+        let ports = Dir::new_empty(&function, c_str!("ports"), NoFiles)?;
+        dirs.push(
+            FunctionDirs {
+                ports,
+                _function: function,
+            },
+            GFP_KERNEL,
+        )?;
+    }
+    Ok(dirs)
+}
+
+/// A device's tables, of its model.
+enum Tables {
+    Alias(DeviceIov),
+    Vport(VportIov),
+}
+
+impl Tables {
+    /// Whether they are what `tree` asks for.
+    fn is(&self, tree: &[TreePort]) -> bool {
+        self.made_for() == tree
+    }
+
+    fn made_for(&self) -> &[TreePort] {
+        match self {
+            Self::Alias(t) => t.made_for.as_slice(),
+            Self::Vport(t) => t.made_for.as_slice(),
+        }
+    }
+
+    /// The number of VFs they were made for.
+    fn num_vfs(&self) -> u16 {
+        self.made_for().first().map_or(0, |t| t.num_vfs)
+    }
+}
+
 /// The VF GUID tables of a device for one number of VFs: its `iov` tree
 /// and its ports' engines. Dropping it tears them down.
 struct DeviceIov {
-    /// The number of VFs it was made for.
-    num_vfs: u16,
+    /// The ports it was made for, with their VFs and GUIDs.
+    made_for: KVec<TreePort>,
     events: Option<EventHandler<DeviceEvents>>,
     works: KVec<DelayedWork<PortGuids>>,
     port_dirs: KVec<PortDirs>,
@@ -717,11 +851,20 @@ impl Drop for DeviceIov {
     }
 }
 
+/// A port that gets a tree.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct TreePort {
+    port: u32,
+    num_vfs: u16,
+    /// Its GUID entries (its GID table length).
+    port_guids: u16,
+}
+
 /// What [`tree_ports`] finds.
 struct TreePorts {
     sriov: Sriov,
-    /// The ports that get a tree, and with how many VFs.
-    tree: KVec<(u32, u16)>,
+    /// The ports that get a tree.
+    tree: KVec<TreePort>,
     /// Why the others do not.
     why_not: KVec<(u32, NoTree)>,
 }
@@ -739,10 +882,17 @@ fn tree_ports(dev: &Device, name: &DeviceName, on: bool) -> TreePorts {
             driver_iov,
             infiniband: dev.port_is_ib(port),
             switched_on: on,
+            port_guids: port_guids(dev, port),
+            model: model_of(dev),
         };
         match placement(&facts) {
             Ok(num_vfs) => {
-                if ports.push((port, num_vfs), GFP_KERNEL).is_err() {
+                let tp = TreePort {
+                    port,
+                    num_vfs,
+                    port_guids: facts.port_guids,
+                };
+                if ports.push(tp, GFP_KERNEL).is_err() {
                     pr_warn!("{}: port {}: no VF GUID tree: no memory\n", name, port);
                 }
             }
@@ -757,6 +907,16 @@ fn tree_ports(dev: &Device, name: &DeviceName, on: bool) -> TreePorts {
         tree: ports,
         why_not,
     }
+}
+
+/// The device's GUID model, by its identity.
+fn model_of(dev: &Device) -> GuidModel {
+    guid_model(dev.vendor_id(), dev.vendor_part_id())
+}
+
+/// The GUID entries of `port`: its GID table length.
+fn port_guids(dev: &Device, port: u32) -> u16 {
+    u16::try_from(dev.port_gid_tbl_len(port)).unwrap_or(u16::MAX)
 }
 
 fn parent_of(sriov: &Sriov) -> Parent {
@@ -778,16 +938,21 @@ impl DeviceIov {
         devref: DeviceRef,
         name: &DeviceName,
         sriov: &Sriov,
-        tree: &[(u32, u16)],
+        tree: &[TreePort],
     ) -> Result<Self> {
         let dev = devref.device();
-        let Some(&(_, num_vfs)) = tree.first() else {
+        // Every port has the device's VFs.
+        let Some(&TreePort { num_vfs, .. }) = tree.first() else {
             return Err(EINVAL);
         };
-        let split = guid_split(num_vfs).map_err(|e| Error::from_errno(e.errno()))?;
+        let num_functions = num_vfs.saturating_add(1);
         let sm_guid_assign = iov::sm_guid_assign();
+        let mut made_for = KVec::with_capacity(tree.len(), GFP_KERNEL)?;
+        for &t in tree.iter() {
+            made_for.push(t, GFP_KERNEL)?;
+        }
         let mut d = DeviceIov {
-            num_vfs,
+            made_for,
             events: None,
             works: KVec::new(),
             port_dirs: KVec::new(),
@@ -797,14 +962,15 @@ impl DeviceIov {
             ports: KVec::new(),
         };
         // The engines first: the tree shows them.
-        for &(port, _) in tree.iter() {
-            let hw_guid = devref.port_guid(port).unwrap_or(0);
+        for t in tree.iter() {
+            let hw_guid = devref.port_guid(t.port).unwrap_or(0);
             let p = PortGuids::new(
                 devref.clone(),
                 name,
-                port,
+                t.port,
                 Config {
-                    num_vfs,
+                    port_guids: t.port_guids,
+                    num_vfs: t.num_vfs,
                     sm_guid_assign,
                     hw_guid,
                 },
@@ -824,30 +990,12 @@ impl DeviceIov {
         let names = index_names()?;
         let iov_dir = Dir::new_empty(dev, c_str!("iov"), NoFiles)?;
         let ports_dir = Dir::new_empty(&iov_dir, c_str!("ports"), NoFiles)?;
-        let pf_name = match sriov {
-            Sriov::Sim { name, .. } | Sriov::PciPf { name, .. } => name.as_bytes(),
-            Sriov::None => &[],
-        };
-        for f in 0..split.num_functions() {
-            let mut buf = [0u8; 24];
-            let n = function_name(pf_name, f, &mut buf).ok_or(EINVAL)?;
-            let fname = CString::try_from_fmt(fmt!(
-                "{}",
-                core::str::from_utf8(buf.get(..n).unwrap_or(&[])).map_err(|_| EINVAL)?
-            ))?;
-            let function = Dir::new_empty(&iov_dir, &fname, NoFiles)?;
-            let ports = Dir::new_empty(&function, c_str!("ports"), NoFiles)?;
-            d.functions.push(
-                FunctionDirs {
-                    ports,
-                    _function: function,
-                },
-                GFP_KERNEL,
-            )?;
-        }
-        let admin_files = index_files(&names, PORT_GUIDS, 0o644)?;
-        let gid_files = index_files(&names, PORT_GUIDS, 0o444)?;
+        d.functions = function_dirs(&iov_dir, sriov, num_functions)?;
         for p in d.ports.iter() {
+            let split = *p.state.lock().engine.split();
+            let entries = usize::from(split.port_guids());
+            let admin_files = index_files(&names, entries, 0o644)?;
+            let gid_files = index_files(&names, entries, 0o444)?;
             let pname = CString::try_from_fmt(fmt!("{}", p.port))?;
             let port_dir = Dir::new_empty(&ports_dir, &pname, NoFiles)?;
             let admin = Dir::new(
@@ -901,14 +1049,7 @@ impl DeviceIov {
                 )?;
                 functions.push((idx, fp), GFP_KERNEL)?;
             }
-            let mut applied = KVec::with_capacity(usize::from(split.num_functions()), GFP_KERNEL)?;
-            for _ in 0..split.num_functions() {
-                applied.push(0u64, GFP_KERNEL)?;
-            }
-            let mut st = p.state.lock();
-            st.notifiers = notifiers;
-            st.applied = applied;
-            drop(st);
+            p.state.lock().notifiers = notifiers;
             d.port_dirs.push(
                 PortDirs {
                     _functions: functions,
@@ -933,30 +1074,21 @@ impl DeviceIov {
         for p in d.ports.iter() {
             p.kick.kick(0);
         }
-        let last = split.num_functions().saturating_sub(1);
-        pr_info!(
-            "{}: VF GUID tables on {} port(s): {} VFs; the PF has {} GUIDs, VF1 {}, VF{} {}\n",
-            name,
-            d.ports.len(),
-            num_vfs,
-            split.count(0),
-            split.count(1),
-            last,
-            split.count(last)
-        );
+        for p in d.ports.iter() {
+            let split = *p.state.lock().engine.split();
+            pr_info!(
+                "{}: port {}: VF GUID table of {} GUIDs for {} VFs: the PF has {}, VF1 {}, VF{} {}\n",
+                name,
+                p.port,
+                split.port_guids(),
+                num_vfs,
+                split.count(0),
+                split.count(1),
+                num_vfs,
+                split.count(num_vfs)
+            );
+        }
         Ok(d)
-    }
-}
-
-impl DeviceIov {
-    /// Whether it is what `tree` asks for: the same ports, the same VFs.
-    fn is(&self, tree: &[(u32, u16)]) -> bool {
-        self.ports.len() == tree.len()
-            && self
-                .ports
-                .iter()
-                .zip(tree.iter())
-                .all(|(p, &(port, num_vfs))| p.port == port && self.num_vfs == num_vfs)
     }
 }
 
@@ -987,7 +1119,7 @@ struct SlotInner {
     on: bool,
     /// Set by teardown: nothing is made any more.
     gone: bool,
-    tables: Option<DeviceIov>,
+    tables: Option<Tables>,
 }
 
 impl DeviceGuids {
@@ -1085,7 +1217,7 @@ impl Slot {
         }
         let (changed, removed) = match inner.tables.take() {
             Some(old) if !same => {
-                let n = old.num_vfs;
+                let n = old.num_vfs();
                 drop(old);
                 (true, Some(n))
             }
@@ -1103,14 +1235,19 @@ impl Slot {
         }
         for &(port, why) in why_not.iter() {
             if why.is_logged() && (changed || tell) {
-                pr_info!("{}: port {}: no VF GUID tree: {}\n", name, port, why.text());
+                pr_info!("{}: port {}: no VF GUID tree: {}\n", name, port, why);
             }
         }
         if !changed || tree.is_empty() {
             return Ok(());
         }
-        let t = DeviceIov::build(self.dev.clone(), name, &sriov, &tree)
-            .inspect_err(|e| pr_warn!("{}: no VF GUID tables ({:?})\n", name, e))?;
+        let t = match model_of(self.dev.device()) {
+            GuidModel::Alias => {
+                DeviceIov::build(self.dev.clone(), name, &sriov, &tree).map(Tables::Alias)
+            }
+            GuidModel::Vport => VportIov::build(&self.dev, name, &sriov, &tree).map(Tables::Vport),
+        }
+        .inspect_err(|e| pr_warn!("{}: no VF GUID tables ({:?})\n", name, e))?;
         inner.tables = Some(t);
         Ok(())
     }
@@ -1140,6 +1277,8 @@ impl Slot {
                     driver_iov,
                     infiniband: dev.port_is_ib(port),
                     switched_on: true,
+                    port_guids: port_guids(dev, port),
+                    model: model_of(dev),
                 };
                 match can_switch_on(&facts) {
                     Ok(()) => ok = true,

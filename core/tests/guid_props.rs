@@ -234,6 +234,7 @@ impl World {
         let cancels = self.backend.sm.cancels();
         self.engine
             .reset(Config {
+                port_guids: 128,
                 num_vfs,
                 sm_guid_assign,
                 hw_guid: 0x77,
@@ -286,6 +287,7 @@ impl World {
 
 fn run(num_vfs: u16, sm_guid_assign: bool, ops: &[Op]) -> Result<(), TestCaseError> {
     let engine = Engine::new(Config {
+        port_guids: 128,
         num_vfs,
         sm_guid_assign,
         hw_guid: 0x77,

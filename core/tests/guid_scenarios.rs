@@ -34,6 +34,7 @@ impl Port {
     fn new(num_vfs: u16, sm_guid_assign: bool) -> Self {
         Self {
             engine: Engine::new(Config {
+                port_guids: 128,
                 num_vfs,
                 sm_guid_assign,
                 hw_guid: HW,
@@ -481,6 +482,7 @@ fn port_state_follows_base_entries_and_events_follow_every_entry() {
 #[test]
 fn too_many_vfs_is_refused_by_the_engine() {
     let err = Engine::new(Config {
+        port_guids: 128,
         num_vfs: 127,
         sm_guid_assign: true,
         hw_guid: HW,
@@ -829,6 +831,7 @@ fn a_reset_cancels_the_outstanding_request_before_the_new_tables_requests() {
     let old = *port.sm.inflight().unwrap();
     port.engine
         .reset(Config {
+            port_guids: 128,
             num_vfs: 5,
             sm_guid_assign: true,
             hw_guid: HW,
@@ -872,6 +875,7 @@ fn a_reset_cancels_the_outstanding_request_before_the_new_tables_requests() {
 #[test]
 fn run_hands_the_cancel_of_a_reset_to_the_backend() {
     let config = |sm_guid_assign| Config {
+        port_guids: 128,
         num_vfs: 5,
         sm_guid_assign,
         hw_guid: HW,
@@ -1093,6 +1097,7 @@ fn an_answer_for_another_record_is_stale() {
 #[test]
 fn reset_starts_the_table_over_in_place() {
     let config = Config {
+        port_guids: 128,
         num_vfs: 5,
         sm_guid_assign: true,
         hw_guid: HW,
@@ -1104,6 +1109,7 @@ fn reset_starts_the_table_over_in_place() {
     port.engine.run(&mut port.sm, port.now);
     assert_eq!(
         port.engine.reset(Config {
+            port_guids: 128,
             num_vfs: 127,
             ..config
         }),
@@ -1329,6 +1335,7 @@ fn a_retired_table_refuses_admin_writes_until_reset() {
     assert_eq!(format!("{:?}", port.engine), before);
     port.engine
         .reset(Config {
+            port_guids: 128,
             num_vfs: 2,
             sm_guid_assign: false,
             hw_guid: HW,
@@ -1336,4 +1343,85 @@ fn a_retired_table_refuses_admin_writes_until_reset() {
         .unwrap();
     assert!(!port.engine.is_retired());
     assert_eq!(port.engine.write_admin(ent(9), b"77", S), Ok(()));
+}
+
+#[test]
+fn a_port_of_20_guids_keeps_to_its_own_entries() {
+    let mut port = Port::new(3, true);
+    port.engine
+        .reset(Config {
+            port_guids: 20,
+            num_vfs: 3,
+            sm_guid_assign: true,
+            hw_guid: HW,
+        })
+        .unwrap();
+    // 2, then 6 each: bases 2, 8, 14.
+    assert_eq!(port.engine.split().port_guids(), 20);
+    port.run();
+    let records: Vec<(u8, u8)> = port
+        .sent
+        .iter()
+        .map(|(_, r)| (r.record.get(), r.mask))
+        .collect();
+    assert_eq!(records, [(0, 0b100), (1, 0b100_0001)]);
+    assert_eq!(port.engine.up_functions().len(), 4);
+    // Entries past the port are not its own: refused, and nothing changes.
+    let before = format!("{:?}", port.engine);
+    for n in [20u8, 23, 24, 127] {
+        assert_eq!(
+            port.engine.write_admin(ent(n), b"77", S),
+            Err(GuidError::NoSuchEntry),
+            "entry {n}"
+        );
+        assert_eq!(
+            port.engine.set_admin(ent(n), 0x77, S),
+            Err(GuidError::NoSuchEntry)
+        );
+        assert_eq!(
+            port.engine.set_oper(ent(n), 0x77, S),
+            Err(GuidError::NoSuchEntry)
+        );
+    }
+    assert_eq!(format!("{:?}", port.engine), before);
+    // The last entry, 19, in the last (partial) record, is.
+    port.engine.write_admin(ent(19), b"77", S).unwrap();
+    port.sent.clear();
+    port.now = S;
+    port.run();
+    assert_eq!(port.sent.len(), 1);
+    assert_eq!(
+        (port.sent[0].1.record.get(), port.sent[0].1.mask),
+        (2, 0b1000)
+    );
+    // A retire sends nothing past the port either.
+    port.sent.clear();
+    port.engine.retire(2 * S);
+    port.now = 2 * S;
+    port.run();
+    assert!(port
+        .sent
+        .iter()
+        .all(|(_, r)| r.record.get() <= 2 && r.entries().all(|e| e.get() < 20)));
+    assert_eq!(held_by_sm(&port.sm), [] as [u8; 0]);
+}
+
+#[test]
+fn a_port_too_small_for_its_vfs_is_refused() {
+    let config = |port_guids, num_vfs| Config {
+        port_guids,
+        num_vfs,
+        sm_guid_assign: true,
+        hw_guid: HW,
+    };
+    assert_eq!(
+        Engine::new(config(16, 15)).unwrap_err(),
+        GuidError::TooManyVfs
+    );
+    assert!(Engine::new(config(16, 14)).is_ok());
+    // A reset that is refused changes nothing.
+    let mut port = Port::new(2, true);
+    let before = format!("{:?}", port.engine);
+    assert_eq!(port.engine.reset(config(8, 7)), Err(GuidError::TooManyVfs));
+    assert_eq!(format!("{:?}", port.engine), before);
 }

@@ -81,6 +81,7 @@ fn malformed_inputs_are_rejected() {
 #[test]
 fn malformed_writes_change_nothing() {
     let mut engine = Engine::new(Config {
+        port_guids: 128,
         num_vfs: 4,
         sm_guid_assign: true,
         hw_guid: 0x1234,
@@ -114,6 +115,7 @@ fn malformed_writes_change_nothing() {
 #[test]
 fn the_pf_hardware_guid_is_read_only() {
     let mut engine = Engine::new(Config {
+        port_guids: 128,
         num_vfs: 2,
         sm_guid_assign: false,
         hw_guid: 0x77,
@@ -203,5 +205,37 @@ fn the_device_switch() {
     }
     for on in [true, false] {
         assert_eq!(parse_switch(switch_text(on).as_bytes()), Some(on));
+    }
+}
+
+#[test]
+fn a_vports_guid_is_a_guid() {
+    use mlx_ext_core::guid::parse_vport_guid;
+    assert_eq!(
+        parse_vport_guid(b"0x2c90300abcdef\n"),
+        Ok(0x2_c903_00ab_cdef)
+    );
+    assert_eq!(parse_vport_guid(b"1"), Ok(1));
+    assert_eq!(parse_vport_guid(b"fffffffffffffffe"), Ok(u64::MAX - 1));
+    for bad in [
+        &b"0"[..],
+        b"0x0\n",
+        b"0000000000000000",
+        b"ffffffffffffffff",
+        b"0xFFFFFFFFFFFFFFFF\n",
+    ] {
+        assert_eq!(parse_vport_guid(bad), Err(GuidError::NotAGuid), "{bad:?}");
+        assert_eq!(GuidError::NotAGuid.errno(), -22);
+    }
+    // Malformed input is malformed, as for admin_guids.
+    for bad in [
+        &b""[..],
+        b"0x",
+        b"-1",
+        b" 1",
+        b"12345678901234567",
+        b"1\n\n",
+    ] {
+        assert_eq!(parse_vport_guid(bad), Err(GuidError::Malformed), "{bad:?}");
     }
 }

@@ -467,11 +467,26 @@ int mlx_ext_ib_sim_info(struct ib_device *dev, u16 *num_vfs, char *name,
 int mlx_ext_vf_guid_kind(int type);
 
 /**
- * mlx_ext_ib_set_vf_port_guid - ib_set_vf_guid(@dev, @vf, @port, @guid,
- * IFLA_VF_IB_PORT_GUID): -EOPNOTSUPP if the driver has no set_vf_guid
+ * mlx_ext_ifla_vf_guid_set - sets the GUID of @g (what a driver's
+ * get_vf_guid answers; bindgen sees the uapi struct as opaque)
  */
-int mlx_ext_ib_set_vf_port_guid(struct ib_device *dev, int vf, u32 port,
-				u64 guid);
+void mlx_ext_ifla_vf_guid_set(struct ifla_vf_guid *g, u64 guid);
+
+/**
+ * mlx_ext_ib_set_vf_guid - ib_set_vf_guid(@dev, @vf, @port, @guid,
+ * IFLA_VF_IB_PORT_GUID if @port_guid, else IFLA_VF_IB_NODE_GUID):
+ * -EOPNOTSUPP if the driver has no set_vf_guid
+ */
+int mlx_ext_ib_set_vf_guid(struct ib_device *dev, int vf, u32 port, u64 guid,
+			   bool port_guid);
+
+/**
+ * mlx_ext_ib_get_vf_guid - ib_get_vf_guid(): VF @vf's node and port GUIDs
+ * on @port into @node_guid and @port_guid; -EOPNOTSUPP if the driver has no
+ * get_vf_guid
+ */
+int mlx_ext_ib_get_vf_guid(struct ib_device *dev, int vf, u32 port,
+			   u64 *node_guid, u64 *port_guid);
 
 /**
  * mlx_ext_ib_port_gid - GID @index of @port of @dev, as gids/<n> of the
@@ -498,6 +513,14 @@ u32 mlx_ext_ib_port_count(struct ib_device *dev);
  * iWARP)
  */
 bool mlx_ext_ib_port_is_ib(struct ib_device *dev, u32 port);
+
+/**
+ * mlx_ext_ib_port_gid_tbl_len - the GID table length of @port of @dev, as
+ * its driver reported it at registration (for an InfiniBand port, the
+ * PortInfo GUIDCap: mlx4's and mlx5's get_port_immutable take it from
+ * their query_port)
+ */
+u32 mlx_ext_ib_port_gid_tbl_len(struct ib_device *dev, u32 port);
 
 /**
  * mlx_ext_simdev_del - unregister a device made by mlx_ext_simdev_add()

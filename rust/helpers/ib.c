@@ -211,6 +211,11 @@ int mlx_ext_vf_guid_kind(int type)
 	}
 }
 
+void mlx_ext_ifla_vf_guid_set(struct ifla_vf_guid *g, u64 guid)
+{
+	g->guid = guid;
+}
+
 /* SR-IOV facts of a device's parent, for the VF GUID tables. */
 
 int mlx_ext_ib_sim_info(struct ib_device *dev, u16 *num_vfs, char *name,
@@ -251,4 +256,10 @@ u32 mlx_ext_ib_port_count(struct ib_device *dev)
 bool mlx_ext_ib_port_is_ib(struct ib_device *dev, u32 port)
 {
 	return rdma_protocol_ib(dev, port);
+}
+
+u32 mlx_ext_ib_port_gid_tbl_len(struct ib_device *dev, u32 port)
+{
+	/* What the driver's get_port_immutable gave ib_core (device.c). */
+	return dev->port_data[port].immutable.gid_tbl_len;
 }

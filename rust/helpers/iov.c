@@ -195,10 +195,25 @@ struct ib_sa_client *mlx_ext_sa_client(void)
 	return READ_ONCE(sa_registered) ? &sa_client : NULL;
 }
 
-int mlx_ext_ib_set_vf_port_guid(struct ib_device *dev, int vf, u32 port,
-				u64 guid)
+int mlx_ext_ib_set_vf_guid(struct ib_device *dev, int vf, u32 port, u64 guid,
+			   bool port_guid)
 {
-	return ib_set_vf_guid(dev, vf, port, guid, IFLA_VF_IB_PORT_GUID);
+	return ib_set_vf_guid(dev, vf, port, guid,
+			      port_guid ? IFLA_VF_IB_PORT_GUID :
+					  IFLA_VF_IB_NODE_GUID);
+}
+
+int mlx_ext_ib_get_vf_guid(struct ib_device *dev, int vf, u32 port,
+			   u64 *node_guid, u64 *port_guid)
+{
+	struct ifla_vf_guid node = {}, portg = {};
+	int ret = ib_get_vf_guid(dev, vf, port, &node, &portg);
+
+	if (ret)
+		return ret;
+	*node_guid = node.guid;
+	*port_guid = portg.guid;
+	return 0;
 }
 
 int mlx_ext_ib_port_gid(struct ib_device *dev, u32 port, u32 index, u8 *gid)

@@ -77,6 +77,14 @@ impl Device {
         u32::from(unsafe { (*self.as_raw()).node_type })
     }
 
+    /// The device's node GUID, in host order.
+    pub fn node_guid(&self) -> u64 {
+        // SAFETY: the device is valid (type invariant); the node GUID is
+        // set before registration (a driver may change it later, as a
+        // plain store of a `__be64`).
+        u64::from_be(unsafe { (*self.as_raw()).node_guid })
+    }
+
     /// The IEEE OUI of the adapter's vendor (`0x02c9` Mellanox, `0xffffff` rxe).
     pub fn vendor_id(&self) -> u32 {
         self.attrs().vendor_id
@@ -141,6 +149,17 @@ impl Device {
         }
         // SAFETY: as above, and `port` is one of the device's ports.
         unsafe { bindings::mlx_ext_ib_port_is_ib(self.as_raw(), port) }
+    }
+
+    /// The GID table length of `port` (`gid_tbl_len`, as the driver told
+    /// ib_core at registration), 0 for a port the device does not have.
+    #[cfg(not(mlx_ext_provider))]
+    pub fn port_gid_tbl_len(&self, port: u32) -> u32 {
+        if port == 0 || port > self.port_count() {
+            return 0;
+        }
+        // SAFETY: as above, and `port` is one of the device's ports.
+        unsafe { bindings::mlx_ext_ib_port_gid_tbl_len(self.as_raw(), port) }
     }
 
     /// The device's kobject, parent of its sysfs directory.

@@ -146,21 +146,52 @@ impl DeviceRef {
         unsafe { bindings::mlx_ext_guid_notify(self.raw.as_ptr(), port, function, up, count) };
     }
 
-    /// Sets the port GUID of SR-IOV VF `vf` (from 0) on `port` through the
-    /// driver's `set_vf_guid` (`ib_set_vf_guid`): `EOPNOTSUPP` if it has
-    /// none. Process context: the driver may sleep.
-    pub fn set_vf_port_guid(&self, vf: u16, port: u32, guid: u64) -> Result {
+    /// Sets the node or port GUID of SR-IOV VF `vf` (from 0) on `port`
+    /// through the driver's `set_vf_guid` (`ib_set_vf_guid`): `EOPNOTSUPP`
+    /// if it has none. Process context: the driver may sleep (mlx5 runs a
+    /// firmware command).
+    pub fn set_vf_guid(&self, vf: u16, port: u32, guid: u64, which: VfGuid) -> Result {
         // SAFETY: the device is valid (invariant).
         kernel::error::to_result(unsafe {
-            bindings::mlx_ext_ib_set_vf_port_guid(
+            bindings::mlx_ext_ib_set_vf_guid(
                 self.raw.as_ptr(),
                 kernel::ffi::c_int::from(vf),
                 port,
                 guid,
+                which == VfGuid::Port,
             )
         })
     }
 
+    /// The node and port GUIDs of SR-IOV VF `vf` (from 0) on `port`, from
+    /// the driver's `get_vf_guid` (`ib_get_vf_guid`; mlx5 answers 0 for
+    /// one never set): `EOPNOTSUPP` if it has none. Process context.
+    pub fn get_vf_guids(&self, vf: u16, port: u32) -> Result<(u64, u64)> {
+        let (mut node, mut port_guid) = (0u64, 0u64);
+        // SAFETY: the device is valid (invariant); both outputs are ours.
+        kernel::error::to_result(unsafe {
+            bindings::mlx_ext_ib_get_vf_guid(
+                self.raw.as_ptr(),
+                kernel::ffi::c_int::from(vf),
+                port,
+                &mut node,
+                &mut port_guid,
+            )
+        })?;
+        Ok((node, port_guid))
+    }
+}
+
+/// Which GUID of a VF's vport: its node GUID or its port GUID.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VfGuid {
+    /// `IFLA_VF_IB_NODE_GUID`.
+    Node,
+    /// `IFLA_VF_IB_PORT_GUID`.
+    Port,
+}
+
+impl DeviceRef {
     /// `ib_query_port`: sleeps.
     pub fn port_info(&self, port: u32) -> Result<PortInfo> {
         let mut attr = bindings::ib_port_attr::default();

@@ -70,9 +70,6 @@ const MAX_MR: u32 = 4096;
 const MAX_PD: u32 = 1024;
 const MAX_RD_ATOM: u32 = 16;
 const MAX_FRWR_PAGES: u32 = 256;
-/// A port's GID table: its 128 GUIDs (SPEC section 4), the port GUID and
-/// the alias GUIDs its SA granted, as a mlx4 PF shows them.
-const GID_TBL_LEN: u32 = crate::sim::sa::PORT_GUIDS as u32;
 const PKEY_DEFAULT: u16 = 0xffff;
 /// The link-local subnet prefix of InfiniBand GIDs.
 const SUBNET_PREFIX: u64 = 0xfe80_0000_0000_0000;
@@ -155,6 +152,10 @@ enum MrKind {
 pub(super) struct AdapterShared {
     pub(super) id: u32,
     pub(super) model: &'static Model,
+    /// A port's GID table length: its GUIDs (the model's, or `new_device`'s
+    /// GUIDS), the port GUID and the alias GUIDs its SA granted, as a mlx4
+    /// PF shows them; its SA's GUIDCap.
+    pub(super) port_guids: u32,
     pub(super) state: Arc<State>,
     /// The subnet administrator its ports' GSI QPs reach.
     pub(super) sa: Arc<SimSa>,
@@ -386,6 +387,7 @@ impl Adapter {
         let id = req.id;
         let sa = SimSa::new(
             req.ports,
+            usize::from(req.port_guids),
             |p| lid(id, p),
             |p| node_guid(id) | u64::from(p),
             |p| SM_GUID_BASE | u64::from(id) << 16 | u64::from(p) << 8,
@@ -394,6 +396,7 @@ impl Adapter {
             pin_init!(AdapterShared {
                 id: req.id,
                 model: req.model,
+                port_guids: u32::from(req.port_guids),
                 state,
                 sa,
                 mrs <- new_irq_spinlock!(RBTree::new(), "mlx_ext_sim::adapter::mrs"),
@@ -536,7 +539,7 @@ impl Driver for Adapter {
             },
             lid: lid(self.shared.id, port),
             sm_lid: SM_LID,
-            gid_tbl_len: GID_TBL_LEN,
+            gid_tbl_len: self.shared.port_guids,
             pkey_tbl_len: 1,
             port_cap_flags: 0,
             max_msg_sz: 1 << 31,
@@ -548,7 +551,7 @@ impl Driver for Adapter {
         self.check_port(port)?;
         Ok(PortImmutable {
             pkey_tbl_len: 1,
-            gid_tbl_len: GID_TBL_LEN,
+            gid_tbl_len: self.shared.port_guids,
             // MADs, CM and SA, no SMI: ib_mad makes QP1 on each port (and
             // no QP0), and ib_sa reaches the port's SA through it.
             core_cap_flags: CORE_CAP_IB_NO_SMI,
@@ -566,7 +569,7 @@ impl Driver for Adapter {
 
     fn query_gid(&self, port: u32, index: u32) -> Result<[u8; 16]> {
         self.check_port(port)?;
-        if index >= GID_TBL_LEN {
+        if index >= self.shared.port_guids {
             return Err(EINVAL);
         }
         let mut gid = [0u8; 16];
@@ -762,6 +765,20 @@ impl Driver for Adapter {
             return self.vf.refuse();
         }
         self.check_port(port)?;
-        self.vf.set(vf, port, guid, kind)
+        self.vf.set(vf, port, guid, kind)?;
+        if kind == VfGuidKind::Port {
+            self.shared.sa.set_vport(port, vf, guid);
+        }
+        Ok(())
+    }
+
+    /// As mlx5_ib's `mlx5_ib_get_vf_guid`: what was set, 0 where nothing
+    /// was; a model without vports refuses it as ib_core does.
+    fn get_vf_guid(&self, vf: u32, port: u32) -> Result<(u64, u64)> {
+        if !self.shared.model.set_vf_guid {
+            return Err(crate::ib::eopnotsupp());
+        }
+        self.check_port(port)?;
+        self.vf.get(vf, port)
     }
 }

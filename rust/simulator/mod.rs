@@ -146,11 +146,12 @@ impl BusOps for Simulator {
         let dev = self.create(&req)?;
         devices.by_id.insert(node.into_node(req.id, dev));
         pr_info!(
-            "mlxsim{}: {} ({}), {} port(s), {} VF(s)\n",
+            "mlxsim{}: {} ({}), {} port(s) of {} GUIDs, {} VF(s)\n",
             req.id,
             req.model.name,
             req.model.description,
             req.ports,
+            req.port_guids,
             req.num_vfs
         );
         Ok(())

@@ -31,11 +31,12 @@ pub(super) struct SimSa {
 }
 
 impl SimSa {
-    /// The SAs of `ports` ports: port `p` has LID `lid(p)`, its own GUID
-    /// `port_guid(p)` in entry 0, and assigns `assign_base(p) + n` to entry
-    /// `n` when asked to assign one.
+    /// The SAs of `ports` ports of `guid_cap` GUIDs each: port `p` has LID
+    /// `lid(p)`, its own GUID `port_guid(p)` in entry 0, and assigns
+    /// `assign_base(p) + n` to entry `n` when asked to assign one.
     pub(super) fn new(
         ports: u8,
+        guid_cap: usize,
         lid: impl Fn(u32) -> u32,
         port_guid: impl Fn(u32) -> u64,
         assign_base: impl Fn(u32) -> u64,
@@ -43,7 +44,7 @@ impl SimSa {
         let mut v = KVec::with_capacity(usize::from(ports), GFP_KERNEL)?;
         for p in 1..=u32::from(ports) {
             let lid = u16::try_from(lid(p)).map_err(|_| EINVAL)?;
-            let mut sa = KBox::new(Sa::new(lid, assign_base(p)), GFP_KERNEL)?;
+            let mut sa = KBox::new(Sa::new(lid, assign_base(p), guid_cap), GFP_KERNEL)?;
             sa.preset(0, port_guid(p));
             v.push(sa, GFP_KERNEL)?;
         }
@@ -77,6 +78,17 @@ impl SimSa {
             return 0;
         };
         self.ports.lock().get(i).map_or(0, |sa| sa.guid(e))
+    }
+
+    /// Shows the SM VF `vf`'s vport on `port` with `port_guid` (0: none),
+    /// as mlx5 firmware does once `set_vf_guid` programmed it.
+    pub(super) fn set_vport(&self, port: u32, vf: u32, port_guid: u64) {
+        let (Some(i), Ok(vf)) = (Self::index(port), usize::try_from(vf)) else {
+            return;
+        };
+        if let Some(sa) = self.ports.lock().get_mut(i) {
+            sa.set_vport(vf, port_guid);
+        }
     }
 
     /// Takes a MAD sent to the SM from `port`; returns whether there is an

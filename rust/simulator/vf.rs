@@ -79,6 +79,19 @@ impl VfGuids {
         Ok(())
     }
 
+    /// The node and port GUIDs of VF `vf` (from 0) on `port` (already
+    /// checked), 0 for one never set.
+    pub(super) fn get(&self, vf: u32, port: u32) -> Result<(u64, u64)> {
+        if vf >= MAX_VFS {
+            return Err(EINVAL);
+        }
+        let t = self.table.lock();
+        let key = |kind: u32| vf << 8 | (port & 0x7f) << 1 | kind;
+        let node = t.guids.get(&key(0)).copied().unwrap_or(0);
+        let port_guid = t.guids.get(&key(1)).copied().unwrap_or(0);
+        Ok((node, port_guid))
+    }
+
     /// `calls C failed F refused R`, then one line per GUID set:
     /// `VF PORT node|port GUID`.
     pub(super) fn show(&self, out: &mut ShowBuf<'_>) -> core::fmt::Result {

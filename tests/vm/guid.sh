@@ -4,7 +4,7 @@
 # guid_sa.sh (the simulator's SA, at the MAD level), guid_tree.sh (which
 # ports get a tree, its files and initial tables), guid_engine.sh (writes,
 # answers, backoff, events) and guid_lifecycle.sh (removal, the switch, VF
-# changes, set_vf_guid). Sourced by check.sh after sim.sh, whose helpers
+# changes, the vport model). Sourced by check.sh after sim.sh, whose helpers
 # these use, and before the guid_*.sh files.
 
 # files DIR FIRST LAST: the paths DIR/FIRST to DIR/LAST, in numeric order
@@ -102,13 +102,7 @@ bus_numvfs() {
 }
 
 # vf_guids_of DEV_ID: what the simulated driver's set_vf_guid was told:
-# "calls C failed F refused R", then "VF PORT port GUID" lines.
+# "calls C failed F refused R", then "VF PORT node|port GUID" lines.
 vf_guids_of() {
 	cat $SIMDBG/mlxsim$1/vf_guids
-}
-
-# vf_port_guid_is DEV_ID VF GUID: whether set_vf_guid last gave VF (from 0)
-# the port GUID GUID on port 1.
-vf_port_guid_is() {
-	vf_guids_of $1 | grep -qx "$2 1 port $3"
 }

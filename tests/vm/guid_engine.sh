@@ -167,7 +167,7 @@ test_guid_sa_error_backoff() {
 # while writes go on; once the SA accepts again every admin value ends up
 # operational, none lost.
 test_guid_storm() {
-	sim_new "327 cx4 1 3" || return 1
+	sim_new "327 cx3 1 3" || return 1
 	d=mlxsim327 A=$IB/mlxsim327/iov/ports/1/admin_guids ctl=$SIMDBG/mlxsim327/sa1
 	wait_until 10 gid_is $d 86 $(sm_guid 327 86) || { echo "start never converged"; return 1; }
 	i=0

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # VM tests of the VF GUID tables' lifetime: removal with a request in
 # flight, the vf_guid_tables switch (also under readers), the VF count
-# changing, the GUIDs of a table that goes deleted at the SM, and VF GUIDs
-# given to the driver's set_vf_guid
+# changing, the GUIDs of a table that goes deleted at the SM, and the vport
+# model's VF GUIDs
 # (Documentation/vf-guids.rst). Sourced by check.sh after guid.sh, whose
 # helpers they use.
 
@@ -17,7 +17,7 @@ test_guid_removal_in_flight() {
 	sleep 0.3
 	sim_del 329 || return 1
 	[ ! -e $IB/$d ] || { echo "$d still there"; return 1; }
-	sim_new "330 connectib 1 5" || return 1
+	sim_new "330 cx3 1 5" || return 1
 	echo silent >$SIMDBG/mlxsim330/sa1
 	echo 9 >$IB/mlxsim330/iov/ports/1/admin_guids/9
 	sleep 0.3
@@ -126,7 +126,7 @@ test_guid_switch() {
 	sim_del 350 || return 1
 	wait
 	# No VFs yet: on is kept, there is no tree; too many VFs: the same.
-	sim_new "351 cx3 1 0" && sim_new "352 connectib 1 127" || return 1
+	sim_new "351 cx3 1 0" && sim_new "352 cx3 1 127" || return 1
 	for x in 351 352; do
 		echo off >$IB/mlxsim$x/mlx_ext/vf_guid_tables && echo on >$IB/mlxsim$x/mlx_ext/vf_guid_tables ||
 			{ echo "mlxsim$x refused the switch"; return 1; }
@@ -173,7 +173,7 @@ test_guid_vfs_change() {
 		"2 0 4;2 5 10;2 10 40;" "what the SA was asked for 3 VFs" || return 1
 	log=$(dmesg | grep 'mlxsim353: ')
 	echo "$log" | grep -q "VF GUID tables for 5 VFs removed" &&
-		echo "$log" | grep -q "VF GUID tables on 1 port(s): 3 VFs; the PF has 2 GUIDs, VF1 42, VF3 42" ||
+		echo "$log" | grep -q "port 1: VF GUID table of 128 GUIDs for 3 VFs: the PF has 2, VF1 42, VF3 42" ||
 		{ echo "no messages for the change"; return 1; }
 	# Switched off: a change makes no tree; on: the tree of the new number.
 	echo off >$S && echo 0 >$N && echo 126 >$N || return 1
@@ -208,40 +208,66 @@ test_guid_vfs_change() {
 	[ ! -e $IB/$d ] || { echo "$d still there"; return 1; }
 }
 
-# Where the driver has set_vf_guid (mlx5's models), each VF's base GUID is
-# given to it whenever it changes (SM grants, admin values, a delete), and
-# only then; a failure is said and tried again at the VF's next change.
-# Where it has none (cx3, as mlx4), the first EOPNOTSUPP stops the calls.
-test_guid_set_vf_guid() {
+# The vport model (SPEC section 4), chosen by the device's identity (an
+# mlx5 part id: the simulated connectib and cx4): each VF's node and port
+# GUID in iov/<function>/ports/<port>/, read from the driver's get_vf_guid
+# and written through its set_vf_guid, as `ip link set <pf> vf N
+# node_guid|port_guid` does. No alias table, no GuidInfoRecord sent, nothing
+# set but what is written (not at the tree's making, not at its removal);
+# the SM sees a vport's port GUID (an alias of it is refused as a
+# duplicate). Bad input is EINVAL and sets nothing; the PF's are read-only;
+# the driver's error comes back as it is.
+test_guid_vports() {
 	sim_new "354 connectib 1 3" || return 1
-	d=mlxsim354 A=$IB/mlxsim354/iov/ports/1/admin_guids
-	wait_until 10 vf_port_guid_is 354 2 $(sm_guid 354 86) || { echo "VF3's base never given"; vf_guids_of 354; return 1; }
+	d=mlxsim354 I=$IB/mlxsim354/iov
+	F0=$I/0162:00:00.0/ports/1 F1=$I/0162:00:00.1/ports/1 F3=$I/0162:00:00.3/ports/1
+	expect_eq "$(fn_dirs $d | tr '\n' ' ')" "0162:00:00.0 0162:00:00.1 0162:00:00.2 0162:00:00.3 " \
+		"functions" || return 1
+	[ ! -e $I/ports ] && [ ! -e $F1/gid_idx ] || { echo "an alias table on a vport device"; return 1; }
+	expect_eq "$(stat -c %a $F0/node_guid $F0/port_guid $F1/node_guid $F1/port_guid | tr '\n' ' ')" \
+		"444 444 644 644 " "modes" || return 1
+	expect_eq "$(cat $F1/node_guid $F1/port_guid $F3/port_guid | tr '\n' ' ')" "0 0 0 " "VFs before any write" || return 1
+	expect_eq "$(cat $F0/port_guid)" "$(port_gid $d 1 0 | sed 's/^0*//')" "the PF's port GUID" || return 1
+	expect_eq "$(cat $F0/node_guid)" "$(tr -d : <$IB/$d/node_guid | sed 's/^0*//')" "the PF's node GUID" || return 1
+	echo 0x1111 >$F1/node_guid && echo 0x2222 >$F1/port_guid && echo 2c90300abcdef >$F3/port_guid || return 1
+	expect_eq "$(cat $F1/node_guid $F1/port_guid $F3/port_guid | tr '\n' ' ')" "1111 2222 2c90300abcdef " \
+		"VFs after the writes" || return 1
 	expect_eq "$(vf_guids_of 354 | tr '\n' ';')" \
-		"calls 3 failed 0 refused 0;0 1 port $(sm_guid 354 2);1 1 port $(sm_guid 354 44);2 1 port $(sm_guid 354 86);" \
-		"the VFs' bases from the SM" || return 1
-	echo 0x4444 >$A/44 || return 1
-	wait_until 5 vf_port_guid_is 354 1 0000000000004444 || { echo "an admin base never given"; return 1; }
-	echo 0x45 >$A/45 && wait_until 5 gid_is $d 45 0000000000000045 || return 1
-	sleep 0.3
-	expect_eq "$(vf_guids_of 354 | head -1)" "calls 4 failed 0 refused 0" "a non-base entry: no call" || return 1
-	# A failure: said; the next change of that VF gives it again.
-	echo "fail 1" >$SIMDBG/$d/vf_guids && echo 0x86 >$A/86 || return 1
-	wait_until 5 gid_is $d 86 0000000000000086 || return 1
-	wait_until 5 eval "vf_guids_of 354 | grep -q 'failed 1'" || { echo "no failed call"; return 1; }
-	vf_port_guid_is 354 2 $(sm_guid 354 86) || { echo "the failed value was kept"; return 1; }
-	dmesg | grep -q "mlxsim354: port 1: set_vf_guid of VF3 (0000000000000086) failed" ||
-		{ echo "no message for the failure"; return 1; }
-	echo 0x87 >$A/86 && wait_until 5 vf_port_guid_is 354 2 0000000000000087 || { echo "not given again"; return 1; }
-	# A deleted base: the VF's port GUID is cleared.
-	echo ffffffffffffffff >$A/44 && wait_until 5 vf_port_guid_is 354 1 0000000000000000 ||
-		{ echo "a deleted base not given"; return 1; }
+		"calls 3 failed 0 refused 0;0 1 node 0000000000001111;0 1 port 0000000000002222;2 1 port 0002c90300abcdef;" \
+		"what the driver was told" || return 1
+	for bad in 0 ffffffffffffffff 0x "\n" "1 2" 12345678901234567 -1 "1\n\n"; do
+		expect_eq "$(sim_write $F1/port_guid "$bad")" "Invalid argument" "'$bad'" || return 1
+	done
+	case "$(sim_write $F0/port_guid 5)" in
+	*"Permission denied") ;;
+	*) echo "the PF's port GUID was writable"; return 1 ;;
+	esac
+	echo "fail 1" >$SIMDBG/$d/vf_guids || return 1
+	expect_eq "$(sim_write $F1/port_guid 0x3333)" "Input/output error" "a driver failure" || return 1
+	expect_eq "$(vf_guids_of 354 | head -1) $(cat $F1/port_guid)" "calls 4 failed 1 refused 0 2222" \
+		"after bad writes and a failure" || return 1
+	# The SM sees VF1's vport: an alias of its port GUID is a duplicate.
+	expect_eq "$(ulp "guidinfo $d 1 set 1 3 2222 77" | cut -d' ' -f1,4-5)" "ok 0 77" "an alias of a vport's GUID" || return 1
+	# Nothing ever went to the SA from mlx_ext: the ULP's one request only.
+	expect_eq "$(sa_totals $d 1 | cut -d' ' -f1-2)" "requests 1" "requests to the SA" || return 1
+	# The tree goes and comes back (off and on, a change of VFs): the
+	# driver keeps what was set, and mlx_ext sets nothing.
+	S=$IB/$d/mlx_ext/vf_guid_tables N=$(bus_numvfs 354)
+	echo off >$S && [ ! -e $I ] && echo on >$S || return 1
+	echo 0 >$N && echo 2 >$N || return 1
+	wait_until 5 eval "[ -e $I/0162:00:00.2/ports/1/port_guid ]" || { echo "no tree for 2 VFs"; return 1; }
+	[ ! -e $I/0162:00:00.3 ] || { echo "VF3 outlived its VF"; return 1; }
+	expect_eq "$(cat $F1/port_guid) $(vf_guids_of 354 | head -1)" "2222 calls 4 failed 1 refused 0" \
+		"after off, on and a change of VFs" || return 1
+	dmesg | grep -q "mlxsim354: port 1: VF GUIDs on vports for 2 VFs" || { echo "no message for the vports"; return 1; }
 	sim_del 354
-	sim_new "355 cx3 1 3" || return 1
-	wait_until 10 gid_is mlxsim355 86 $(sm_guid 355 86) || { echo "cx3 never converged"; return 1; }
-	echo 0x4444 >$IB/mlxsim355/iov/ports/1/admin_guids/44 &&
-		wait_until 5 gid_is mlxsim355 44 0000000000004444 || return 1
-	expect_eq "$(vf_guids_of 355 | tr '\n' ';')" "calls 0 failed 0 refused 1;" "cx3: one refused call" || return 1
-	sim_del 355
+	# cx4 is an mlx5 part too; cx3 has alias GUIDs.
+	sim_new "355 cx4 1 1" && sim_new "356 cx3 1 1" || return 1
+	[ -e $IB/mlxsim355/iov/0163:00:00.1/ports/1/port_guid ] && [ ! -e $IB/mlxsim355/iov/ports ] ||
+		{ echo "cx4: no vports"; return 1; }
+	[ -d $IB/mlxsim356/iov/ports/1/admin_guids ] && [ ! -e $IB/mlxsim356/iov/0164:00:00.1/ports/1/port_guid ] ||
+		{ echo "cx3: no alias table"; return 1; }
+	sim_del 355; sim_del 356
 }
 
 # deletes DEV: "BLOCK MASK STATUS;" of each DELETE (method 0x15) of

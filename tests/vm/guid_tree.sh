@@ -10,7 +10,7 @@
 # (the seed's split), 126 (the most), 127 on two ports (refused, one
 # message per port, the device otherwise fine), none, and rxe0 (RoCE).
 test_guid_tree_placement() {
-	sim_new "300 cx3 1 5" && sim_new "301 connectib 2 127" && sim_new "302 cx3 1 126" &&
+	sim_new "300 cx3 1 5" && sim_new "301 cx3 2 127" && sim_new "302 cx3 1 126" &&
 		sim_new "303 cx4 1 0" || return 1
 	log=$(dmesg | grep -E 'mlx_ext: (mlxsim30[0-3]|rxe0): ')
 	echo "$log" | grep -E "VF GUID|port"
@@ -18,14 +18,14 @@ test_guid_tree_placement() {
 	for d in mlxsim301 mlxsim303 rxe0; do
 		[ ! -e $IB/$d/iov ] || { echo "$d has a tree"; return 1; }
 	done
-	expect_eq "$(record mlxsim301)" "hca_reply_be hca_reply_be native" "127 VFs: the device is fine" || return 1
+	expect_eq "$(record mlxsim301)" "hca hca native" "127 VFs: the device is fine" || return 1
 	sim_del 300; sim_del 301; sim_del 302; sim_del 303
-	echo "$log" | grep -q "mlxsim300: VF GUID tables on 1 port(s): 5 VFs; the PF has 2 GUIDs, VF1 26, VF5 25" ||
-		{ echo "no tables line for 5 VFs"; return 1; }
-	echo "$log" | grep -q "mlxsim302: VF GUID tables on 1 port(s): 126 VFs; the PF has 2 GUIDs, VF1 1, VF126 1" ||
-		{ echo "no tables line for 126 VFs"; return 1; }
+	echo "$log" | grep -q "mlxsim300: port 1: VF GUID table of 128 GUIDs for 5 VFs: the PF has 2, VF1 26, VF5 25" ||
+		{ echo "no table line for 5 VFs"; return 1; }
+	echo "$log" | grep -q "mlxsim302: port 1: VF GUID table of 128 GUIDs for 126 VFs: the PF has 2, VF1 1, VF126 1" ||
+		{ echo "no table line for 126 VFs"; return 1; }
 	for p in 1 2; do
-		expect_eq "$(echo "$log" | grep -c "mlxsim301: port $p: no VF GUID tree: more than 126 VFs")" 1 \
+		expect_eq "$(echo "$log" | grep -c "mlxsim301: port $p: no VF GUID tree: the port has 128 GUIDs: too few for the PF's 2 and one for each of 127 VFs")" 1 \
 			"127 VFs, port $p" || return 1
 	done
 	# (test_failslab_add_path's failures on rxe0's add path say "no VF GUID
@@ -57,13 +57,43 @@ test_guid_tree_split() {
 	for case in "1:2 126 " "63:$({ echo 2; for i in $(seq 63); do echo 2; done; } | tr '\n' ' ')" \
 		"126:$({ echo 2; for i in $(seq 126); do echo 1; done; } | tr '\n' ' ')"; do
 		vfs=${case%%:*} want=${case#*:}
-		sim_new "321 cx4 1 $vfs" || return 1
+		sim_new "321 cx3 1 $vfs" || return 1
 		got=$(split_of mlxsim321 | tr -s ' ')
 		last=$(fn_dirs mlxsim321 | tail -1)
 		sim_del 321
 		expect_eq "$got" "$(echo "$want" | tr -s ' ')" "split of $vfs VFs" || return 1
 	done
 	expect_eq "$last" "0141:00:15.6" "function 126's directory"
+}
+
+# The table is the port's GID table (gid_tbl_len, the SM's GUIDCap), not
+# 128: a simulated ConnectX-3 with GUIDS 20 (new_device's fifth field) and
+# 3 VFs splits 20 (2, 6, 6, 6) and shows 20 entries; its last entry, in the
+# last, partial record, reaches the SA. One of 4 GUIDs cannot hold 3 VFs:
+# no tree and one message per port.
+test_guid_table_size() {
+	sim_new "358 cx3 1 3 20" || return 1
+	d=mlxsim358 I=$IB/mlxsim358/iov
+	expect_eq "$(ls $IB/$d/ports/1/gids | wc -l)" 20 "ib_core's GID table" || return 1
+	expect_eq "$(ls $I/ports/1/admin_guids | wc -l) $(ls $I/ports/1/gids | wc -l)" "20 20" "the tables" || return 1
+	expect_eq "$(split_of $d)" "2 6 6 6 " "split of 20" || return 1
+	wait_until 10 gid_is $d 14 $(sm_guid 358 14) || { echo "VF3's base never granted"; return 1; }
+	expect_eq "$(sa_log $d 1 | awk '$3 == 2 {print $5, $6}' | tr '\n' ';')" "0 4;1 41;" \
+		"what the SA was asked" || return 1
+	echo 0x1919 >$I/ports/1/admin_guids/19 && wait_until 5 gid_is $d 19 0000000000001919 ||
+		{ echo "entry 19 never set"; return 1; }
+	expect_eq "$(sa_log $d 1 | tail -n1 | awk '{print $3, $5, $6, $8}')" "2 2 8 0" "entry 19's request" || return 1
+	[ ! -e $I/ports/1/admin_guids/20 ] && [ ! -e $I/ports/1/gids/20 ] || { echo "an entry 20"; return 1; }
+	dmesg | grep -q "mlxsim358: port 1: VF GUID table of 20 GUIDs for 3 VFs: the PF has 2, VF1 6, VF3 6" ||
+		{ echo "no table line"; return 1; }
+	sim_del 358
+	sim_new "359 cx3 2 3 4" || return 1
+	[ ! -e $IB/mlxsim359/iov ] || { echo "a tree on 4 GUIDs for 3 VFs"; return 1; }
+	for p in 1 2; do
+		expect_eq "$(dmesg | grep -c "mlxsim359: port $p: no VF GUID tree: the port has 4 GUIDs: too few for the PF's 2 and one for each of 3 VFs")" 1 \
+			"port $p's message" || return 1
+	done
+	sim_del 359
 }
 
 # The tables a port starts with. sm_guid_assign=1 (the default): the SM is

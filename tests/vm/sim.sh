@@ -80,7 +80,7 @@ test_sim_models() {
 	# and a CQ) on each port, and no QP0.
 	expect_eq "$(cat $SIMDBG/mlxsim1/objects | tr '\n' ' ')" "pd 2 cq 2 qp 2 mr 2 " "objects" || return 1
 	expect_eq "$(cat $IB/mlxsim1/ports/1/cap_mask)" "0x00000000" "no SM on the port" || return 1
-	dmesg | grep -q "mlx_ext_sim: mlxsim1: connectib (Connect-IB), 2 port(s), 5 VF(s)" ||
+	dmesg | grep -q "mlx_ext_sim: mlxsim1: connectib (Connect-IB), 2 port(s) of 128 GUIDs, 5 VF(s)" ||
 		{ echo "no creation message"; return 1; }
 }
 
@@ -116,7 +116,9 @@ new_device|7 cx3 3|$EINVAL
 new_device|7 cx3 -1|$EINVAL
 new_device|7 cx3 1 256|$EINVAL
 new_device|7 cx3 1 -1|$EINVAL
-new_device|7 cx3 1 0 7|$EINVAL
+new_device|7 cx3 1 0 0|$EINVAL
+new_device|7 cx3 1 0 129|$EINVAL
+new_device|7 cx3 1 0 16 1|$EINVAL
 new_device|7 cx3 a|$EINVAL
 new_device|7 cx3 1 b|$EINVAL
 new_device|10000 cx3|$EINVAL
@@ -129,7 +131,7 @@ new_device|7 cx3\r\n|$EINVAL
 new_device|7cx3|$EINVAL
 new_device|7 connectib2|$EINVAL
 new_device|7 cx3 1 1000|$EINVAL
-new_device|7 cx3 2 1 1|$EINVAL
+new_device|7 cx3 2 1 1 1|$EINVAL
 new_device|7 \0303\0251|$EINVAL
 new_device|0 cx3|File exists
 new_device|1 cx4|File exists

@@ -95,7 +95,11 @@ use super::{
 /// How a port's table starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Config {
-    /// The number of VFs the GUIDs are split among (at most 126).
+    /// The port's GUID entries: its GID table length (128 on a ConnectX-3;
+    /// more is taken as [`PORT_GUIDS`]).
+    pub port_guids: u16,
+    /// The number of VFs the GUIDs are split among (at most
+    /// `port_guids - 2`).
     pub num_vfs: u16,
     /// The `sm_guid_assign` module parameter: `true` asks the SM for every
     /// VF's base GUID at start, `false` leaves them to the administrator.
@@ -280,9 +284,10 @@ impl Engine {
     ///
     /// An outstanding request is dropped: the next [`Engine::next_action`]
     /// is its [`Action::Cancel`], before any request of the new table, and
-    /// its answer is stale. With more than 126 VFs nothing changes.
+    /// its answer is stale. With more VFs than the port has GUIDs for
+    /// ([`GuidError::TooManyVfs`]) nothing changes.
     pub fn reset(&mut self, config: Config) -> Result<(), GuidError> {
-        let split = guid_split(config.num_vfs)?;
+        let split = guid_split(config.port_guids, config.num_vfs)?;
         self.split = split;
         self.entries.fill(Entry::DELETED);
         let pf = self.entry_mut(EntryIdx::HW_GUID);
@@ -369,10 +374,13 @@ impl Engine {
         &mut self.entries[entry.index()]
     }
 
-    /// Checks that `entry` may be changed from outside the engine: it is not
-    /// the PF's read-only entry 0.
-    fn check_writable(entry: EntryIdx) -> Result<(), GuidError> {
-        if entry == EntryIdx::HW_GUID {
+    /// Checks that `entry` may be changed from outside the engine: it is one
+    /// of the port's ([`GuidError::NoSuchEntry`]), and not the PF's
+    /// read-only entry 0.
+    fn check_writable(&self, entry: EntryIdx) -> Result<(), GuidError> {
+        if !self.split.holds(entry) {
+            Err(GuidError::NoSuchEntry)
+        } else if entry == EntryIdx::HW_GUID {
             Err(GuidError::ReadOnly)
         } else {
             Ok(())
@@ -437,11 +445,12 @@ impl Engine {
     /// [`GUID_ASSIGN`] asks the SM for a GUID, [`GUID_DELETE`] deletes the
     /// entry, anything else asks for that GUID.
     ///
-    /// The entry is due at once and its backoff starts over. The PF's entry 0
-    /// is read-only: [`GuidError::ReadOnly`]; a retired table takes no
-    /// writes: [`GuidError::Retired`]. Either way nothing changes.
+    /// The entry is due at once and its backoff starts over. An entry past
+    /// the port's is [`GuidError::NoSuchEntry`]; the PF's entry 0 is
+    /// read-only: [`GuidError::ReadOnly`]; a retired table takes no writes:
+    /// [`GuidError::Retired`]. Either way nothing changes.
     pub fn set_admin(&mut self, entry: EntryIdx, value: u64, now: u64) -> Result<(), GuidError> {
-        Self::check_writable(entry)?;
+        self.check_writable(entry)?;
         self.check_live()?;
         let e = self.entry_mut(entry);
         e.admin = value;
@@ -483,7 +492,7 @@ impl Engine {
     ) -> Result<(), GuidError> {
         // The entry is checked before the input, so that a write to entry 0
         // is EPERM whatever it holds.
-        Self::check_writable(entry)?;
+        self.check_writable(entry)?;
         self.check_live()?;
         let value = super::parse_admin_guid(input)?;
         self.set_admin(entry, value, now)
@@ -495,7 +504,7 @@ impl Engine {
     /// this makes pending goes to the SM at once, with a fresh backoff. The
     /// PF's entry 0 is the hardware GUID: [`GuidError::ReadOnly`].
     pub fn set_oper(&mut self, entry: EntryIdx, value: u64, now: u64) -> Result<(), GuidError> {
-        Self::check_writable(entry)?;
+        self.check_writable(entry)?;
         let was_pending = self.is_pending(entry);
         self.change_oper(entry, value);
         if !was_pending && self.is_pending(entry) {

@@ -8,19 +8,23 @@
 /// whose values are the same on every architecture.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GuidError {
-    /// More than [`super::MAX_VFS`] VFs: some VF would get no GUID (`-ERANGE`).
+    /// More VFs than the port has GUIDs for, after the PF's 2 (more than
+    /// [`super::MAX_VFS`] on a port of 128): some VF would get no GUID
+    /// (`-ERANGE`).
     TooManyVfs,
     /// What user space wrote is not 1 to 16 hex digits (`-EINVAL`).
     Malformed,
     /// The entry is read-only: the PF's entry 0 holds the hardware GUID (`-EPERM`).
     ReadOnly,
-    /// A physical index outside the port (`-EINVAL`).
+    /// A physical index outside the port's table (`-EINVAL`).
     NoSuchEntry,
     /// An answer for a request that is not outstanding (`-ENOENT`).
     StaleAnswer,
     /// The table is being removed: its GUIDs are being deleted at the SM
     /// (`-ENODEV`).
     Retired,
+    /// A vport's GUID that is none: 0 or all ones (`-EINVAL`).
+    NotAGuid,
 }
 
 const EPERM: i32 = 1;
@@ -35,7 +39,7 @@ impl GuidError {
     pub const fn errno(&self) -> i32 {
         match self {
             Self::TooManyVfs => -ERANGE,
-            Self::Malformed | Self::NoSuchEntry => -EINVAL,
+            Self::Malformed | Self::NoSuchEntry | Self::NotAGuid => -EINVAL,
             Self::ReadOnly => -EPERM,
             Self::StaleAnswer => -ENOENT,
             Self::Retired => -ENODEV,
@@ -45,12 +49,15 @@ impl GuidError {
     /// Returns a short message for the kernel log, saying what was wrong.
     pub const fn message(&self) -> &'static str {
         match self {
-            Self::TooManyVfs => "more than 126 VFs: not every VF can get a GUID",
+            Self::TooManyVfs => {
+                "more VFs than the port has GUIDs for (2 for the PF, at least 1 per VF)"
+            }
             Self::Malformed => "a GUID is 1 to 16 hex digits, 0x optional",
             Self::ReadOnly => "the PF's entry 0 is the hardware GUID and is read-only",
-            Self::NoSuchEntry => "no such GUID entry on the port (0 to 127)",
+            Self::NoSuchEntry => "no such GUID entry on the port",
             Self::StaleAnswer => "answer for a request that is not outstanding",
             Self::Retired => "the table is being removed and its GUIDs deleted",
+            Self::NotAGuid => "a VF's node or port GUID cannot be 0 or ffffffffffffffff",
         }
     }
 }

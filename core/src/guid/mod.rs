@@ -32,18 +32,22 @@ pub use engine::{next_backoff, Action, AnswerOutcome, Config, Engine};
 pub use error::GuidError;
 pub use index::{EntryIdx, RecordIdx};
 pub use placement::{
-    can_switch_on, function_name, on_by_default, placement, NoTree, Parent, PortFacts,
+    can_switch_on, function_name, guid_model, on_by_default, placement, GuidModel, NoTree, Parent,
+    PortFacts, MLX5_PF_PARTS,
 };
 pub use set::Set128;
 pub use sim::{SimMode, SimSm};
 pub use sm::{Answer, AnswerStatus, Method, Request, RequestId, SmBackend, SubmitError};
 pub use split::{guid_split, Split};
-pub use text::{parse_admin_guid, parse_switch, switch_text, AdminGuid, Gid};
+pub use text::{parse_admin_guid, parse_switch, parse_vport_guid, switch_text, AdminGuid, Gid};
 
-/// The number of alias GUID entries of a port.
+/// The most alias GUID entries a port's table has: a ConnectX-3's 128,
+/// which mlx4's alias GUID code covers with 16 records. A port's own number
+/// is its GID table length (`ib_port_attr.gid_tbl_len`, the PortInfo
+/// GUIDCap the SM sees), and may be smaller.
 pub const PORT_GUIDS: usize = 128;
 
-/// The number of GUIDInfo records of a port, as the SA sees them.
+/// The most GUIDInfo records of a port, as the SA sees them.
 pub const RECORDS: usize = 16;
 
 /// The number of GUIDs in one GUIDInfo record: record `r` holds the physical
@@ -53,7 +57,8 @@ pub const GUIDS_PER_RECORD: usize = 8;
 /// The number of entries the PF (function 0) always takes.
 pub const PF_GUIDS: u8 = 2;
 
-/// The largest number of VFs that still gives every VF one entry.
+/// The largest number of VFs that still gives every VF one entry, on a
+/// port of [`PORT_GUIDS`] entries.
 pub const MAX_VFS: u16 = 126;
 
 /// The admin value that asks the subnet manager to assign a GUID.

@@ -6,7 +6,63 @@
 //! surprised by SA requests to a production subnet manager. Decided from
 //! facts the kernel side gathers, by one pure rule, tested row by row.
 
-use super::{guid_split, GuidError};
+use super::guid_split;
+use core::fmt;
+
+/// How a device's VFs get their GUIDs, chosen by the device's identity
+/// (vendor and part id, as the capability record is) and never by its
+/// name (SPEC section 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GuidModel {
+    /// Alias GUIDs: a VF's GUIDs are entries of the PF port's GUID table,
+    /// which the SM grants through GuidInfoRecords (ConnectX-3, mlx4's
+    /// `alias_GUID.c`; and any device not known as an mlx5 one).
+    Alias,
+    /// Virtual ports: each VF has a vport with one node GUID and one port
+    /// GUID of its own, set through the driver's `set_vf_guid` and read
+    /// through `get_vf_guid` (mlx5's `ib_virt.c`, what `ip link set <pf>
+    /// vf N node_guid|port_guid` reaches); the SM sees vports through its
+    /// virtualization support, and no GuidInfoRecord is sent for them
+    /// (Connect-IB, ConnectX-4 and later).
+    Vport,
+}
+
+/// The Mellanox vendor id (`ib_device_attr.vendor_id`, the OUI).
+const MELLANOX: u32 = 0x02c9;
+
+/// The PCI device ids of the physical functions mlx5_core drives, as
+/// mlx5_ib reports them in `vendor_part_id` (`mdev->pdev->device`): its
+/// `mlx5_core_pci_table` (drivers/net/ethernet/mellanox/mlx5/core/main.c,
+/// 6.12 lines 2233-2259) without the VFs, which have no VFs of their own.
+pub const MLX5_PF_PARTS: [u32; 17] = [
+    0x1011, // Connect-IB
+    0x1013, // ConnectX-4
+    0x1015, // ConnectX-4 Lx
+    0x1017, // ConnectX-5
+    0x1019, // ConnectX-5 Ex
+    0x101b, // ConnectX-6
+    0x101d, // ConnectX-6 Dx
+    0x101f, // ConnectX-6 Lx
+    0x1021, // ConnectX-7
+    0x1023, // ConnectX-8
+    0x1025, // ConnectX-9
+    0x1027, // ConnectX-10
+    0x2101, // ConnectX-10 NVLink-C2C
+    0xa2d2, // BlueField (ConnectX-5)
+    0xa2d6, // BlueField-2 (ConnectX-6 Dx)
+    0xa2dc, // BlueField-3 (ConnectX-7)
+    0xa2df, // BlueField-4 (ConnectX-8)
+];
+
+/// Returns the GUID model of a device with this identity: [`GuidModel::Vport`]
+/// for an mlx5 PF's, [`GuidModel::Alias`] for anything else.
+pub fn guid_model(vendor_id: u32, vendor_part_id: u32) -> GuidModel {
+    if vendor_id == MELLANOX && MLX5_PF_PARTS.contains(&vendor_part_id) {
+        GuidModel::Vport
+    } else {
+        GuidModel::Alias
+    }
+}
 
 /// What a device's parent says about its SR-IOV functions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +97,11 @@ pub struct PortFacts {
     /// The device's switch, `mlx_ext/vf_guid_tables`: as
     /// [`on_by_default`] says until an administrator writes it.
     pub switched_on: bool,
+    /// The port's GUID entries: its GID table length (`gid_tbl_len`).
+    /// Only the alias model uses them.
+    pub port_guids: u16,
+    /// The device's GUID model.
+    pub model: GuidModel,
 }
 
 /// Whether a device's tables are on before an administrator says: on a
@@ -65,8 +126,14 @@ pub enum NoTree {
     SwitchedOff,
     /// The driver runs its own GUID engine (mlx4_ib master).
     DriverEngine,
-    /// More VFs than GUIDs to give them (more than 126).
-    TooManyVfs(u16),
+    /// More VFs than the port has GUIDs for, after the PF's 2 (more than
+    /// 126 on a port of 128).
+    TooFewGuids {
+        /// The port's GUID entries.
+        port_guids: u16,
+        /// The device's VFs.
+        num_vfs: u16,
+    },
 }
 
 impl NoTree {
@@ -75,11 +142,12 @@ impl NoTree {
     pub const fn is_logged(self) -> bool {
         matches!(
             self,
-            Self::TooManyVfs(_) | Self::DriverEngine | Self::NotOptedIn | Self::SwitchedOff
+            Self::TooFewGuids { .. } | Self::DriverEngine | Self::NotOptedIn | Self::SwitchedOff
         )
     }
 
-    /// The reason in words.
+    /// The reason in words, without numbers (its [`fmt::Display`] has
+    /// them).
     pub const fn text(self) -> &'static str {
         match self {
             Self::NotInfiniband => "the port is not InfiniBand",
@@ -88,7 +156,25 @@ impl NoTree {
             Self::NotOptedIn => "a PCI PF with VFs: mlx_ext's GUID engine is off for it until an administrator writes \"on\" to mlx_ext/vf_guid_tables",
             Self::SwitchedOff => "switched off in mlx_ext/vf_guid_tables",
             Self::DriverEngine => "the driver runs its own GUID engine and iov tree (mlx4_ib SR-IOV master)",
-            Self::TooManyVfs(_) => "more than 126 VFs: not every VF can get a GUID",
+            Self::TooFewGuids { .. } => {
+                "the port has too few GUIDs for its VFs (2 for the PF, at least 1 per VF)"
+            }
+        }
+    }
+}
+
+impl fmt::Display for NoTree {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::TooFewGuids {
+                port_guids,
+                num_vfs,
+            } => write!(
+                f,
+                "the port has {} GUIDs: too few for the PF's 2 and one for each of {} VFs",
+                port_guids, num_vfs
+            ),
+            other => f.write_str(other.text()),
         }
     }
 }
@@ -114,9 +200,16 @@ pub fn placement(f: &PortFacts) -> Result<u16, NoTree> {
             _ => NoTree::SwitchedOff,
         });
     }
-    match guid_split(num_vfs) {
+    if f.model == GuidModel::Vport {
+        // A vport per VF: no table to share.
+        return Ok(num_vfs);
+    }
+    match guid_split(f.port_guids, num_vfs) {
         Ok(_) => Ok(num_vfs),
-        Err(GuidError::TooManyVfs) | Err(_) => Err(NoTree::TooManyVfs(num_vfs)),
+        Err(_) => Err(NoTree::TooFewGuids {
+            port_guids: f.port_guids,
+            num_vfs,
+        }),
     }
 }
 
@@ -190,7 +283,16 @@ mod tests {
             driver_iov: false,
             infiniband: true,
             switched_on: on_by_default(&parent),
+            port_guids: 128,
+            model: GuidModel::Alias,
         }
+    }
+
+    fn too_few(port_guids: u16, num_vfs: u16) -> Result<u16, NoTree> {
+        Err(NoTree::TooFewGuids {
+            port_guids,
+            num_vfs,
+        })
     }
 
     #[test]
@@ -201,8 +303,21 @@ mod tests {
         assert_eq!(placement(&facts(Parent::Sim { num_vfs: 126 })), Ok(126));
         assert_eq!(
             placement(&facts(Parent::Sim { num_vfs: 127 })),
-            Err(NoTree::TooManyVfs(127))
+            too_few(128, 127)
         );
+        // The port's own size: 2 for the PF, one per VF.
+        let small = |port_guids, num_vfs| PortFacts {
+            port_guids,
+            ..facts(Parent::Sim { num_vfs })
+        };
+        assert_eq!(placement(&small(16, 14)), Ok(14));
+        assert_eq!(placement(&small(16, 15)), too_few(16, 15));
+        assert_eq!(placement(&small(3, 1)), Ok(1));
+        assert_eq!(placement(&small(2, 1)), too_few(2, 1));
+        assert_eq!(placement(&small(0, 1)), too_few(0, 1));
+        // More than 128 is taken as 128.
+        assert_eq!(placement(&small(255, 126)), Ok(126));
+        assert_eq!(placement(&small(255, 127)), too_few(255, 127));
         assert_eq!(
             placement(&facts(Parent::Sim { num_vfs: 0 })),
             Err(NoTree::NoVfs)
@@ -220,7 +335,7 @@ mod tests {
         assert_eq!(placement(&pf(4, true)), Ok(4));
         assert_eq!(placement(&pf(0, true)), Err(NoTree::NoVfs));
         assert_eq!(placement(&pf(0, false)), Err(NoTree::NoVfs));
-        assert_eq!(placement(&pf(200, true)), Err(NoTree::TooManyVfs(200)));
+        assert_eq!(placement(&pf(200, true)), too_few(128, 200));
         // rxe, VFs, anything else.
         assert_eq!(placement(&facts(Parent::Other)), Err(NoTree::NoSriov));
         // RoCE ports never.
@@ -244,6 +359,40 @@ mod tests {
             }),
             Err(NoTree::NoVfs)
         );
+    }
+
+    #[test]
+    fn vports_have_no_table_to_share() {
+        let vport = |num_vfs, port_guids| PortFacts {
+            model: GuidModel::Vport,
+            port_guids,
+            ..facts(Parent::Sim { num_vfs })
+        };
+        assert_eq!(placement(&vport(127, 128)), Ok(127));
+        assert_eq!(placement(&vport(255, 1)), Ok(255));
+        assert_eq!(placement(&vport(0, 128)), Err(NoTree::NoVfs));
+        let roce = PortFacts {
+            infiniband: false,
+            ..vport(4, 128)
+        };
+        assert_eq!(placement(&roce), Err(NoTree::NotInfiniband));
+    }
+
+    #[test]
+    fn the_model_is_the_identitys() {
+        for part in MLX5_PF_PARTS {
+            assert_eq!(guid_model(MELLANOX, part), GuidModel::Vport, "{part:#x}");
+            assert_eq!(guid_model(0x1234, part), GuidModel::Alias, "{part:#x}");
+        }
+        // mlx4's parts (mlx4_pci_table), mlx5's VFs, rxe's (0).
+        for part in [0x1003, 0x1004, 0x1007, 0x1012, 0x1014, 0x101e, 0] {
+            assert_eq!(guid_model(MELLANOX, part), GuidModel::Alias, "{part:#x}");
+        }
+        // The simulator's models: cx3 alias, the mlx5 ones vports.
+        assert_eq!(guid_model(MELLANOX, 4099), GuidModel::Alias);
+        for part in [4113, 4115, 4117] {
+            assert_eq!(guid_model(MELLANOX, part), GuidModel::Vport);
+        }
     }
 
     #[test]
@@ -275,11 +424,27 @@ mod tests {
             ..pf
         };
         assert_eq!(can_switch_on(&mlx4), Err(NoTree::DriverEngine));
+        // A port whose table cannot hold one VF never has a tree.
+        let tiny = PortFacts {
+            port_guids: 2,
+            ..pf
+        };
+        assert_eq!(
+            can_switch_on(&tiny),
+            Err(NoTree::TooFewGuids {
+                port_guids: 2,
+                num_vfs: 1
+            })
+        );
     }
 
     #[test]
     fn messages() {
-        assert!(NoTree::TooManyVfs(127).is_logged());
+        let few = NoTree::TooFewGuids {
+            port_guids: 16,
+            num_vfs: 15,
+        };
+        assert!(few.is_logged());
         assert!(!NoTree::NoSriov.is_logged());
         assert!(!NoTree::NotInfiniband.is_logged());
         for r in [
@@ -289,7 +454,7 @@ mod tests {
             NoTree::NotOptedIn,
             NoTree::SwitchedOff,
             NoTree::DriverEngine,
-            NoTree::TooManyVfs(127),
+            few,
         ] {
             assert!(!r.text().is_empty());
         }

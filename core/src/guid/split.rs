@@ -1,19 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! How the 128 GUID entries of a port are split among the PF and its VFs.
+//! How the GUID entries of a port (128 on a ConnectX-3; in general the
+//! port's GID table length, at most [`PORT_GUIDS`]) are split among the PF
+//! and its VFs.
 //!
-//! The PF (function 0) takes [`super::PF_GUIDS`] entries, the other 126 are
-//! divided equally among the VFs, and the remainder goes one each to the VFs
-//! with the lowest IDs. Each function's entries are contiguous, in function
+//! The PF (function 0) takes [`PF_GUIDS`] entries, the others (126 of 128)
+//! are divided equally among the VFs, and the remainder goes one each to
+//! the VFs with the lowest IDs. Each function's entries are contiguous, in function
 //! order: the PF holds physical entries 0 and 1, VF 1 starts at entry 2, and
 //! so on. A function's entry 0 is its base entry, which decides whether its
 //! port is up.
 
-use super::{EntryIdx, GuidError, MAX_VFS, PF_GUIDS};
+use super::{EntryIdx, GuidError, PF_GUIDS, PORT_GUIDS};
 
 /// The split of a port's GUID entries for a given number of VFs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Split {
+    /// The port's entries: 0 to `len - 1`.
+    len: u8,
     num_vfs: u16,
     /// Entries every VF gets (0 when there are no VFs).
     per_vf: u8,
@@ -21,34 +25,53 @@ pub struct Split {
     extra: u8,
 }
 
-/// Returns the split of a port's 128 GUID entries among the PF and `num_vfs` VFs.
+/// Returns the split of a port's `port_guids` GUID entries among the PF and
+/// `num_vfs` VFs. A port with more than [`PORT_GUIDS`] entries is taken as
+/// one of [`PORT_GUIDS`]: the alias GUID protocol covers 16 records.
 ///
-/// More than [`MAX_VFS`] VFs cannot each get a GUID: that is
-/// [`GuidError::TooManyVfs`].
-pub fn guid_split(num_vfs: u16) -> Result<Split, GuidError> {
-    if num_vfs > MAX_VFS {
+/// A port whose entries cannot give the PF its [`PF_GUIDS`] and every VF
+/// one (more than 126 VFs on a port of 128) is [`GuidError::TooManyVfs`].
+pub fn guid_split(port_guids: u16, num_vfs: u16) -> Result<Split, GuidError> {
+    let len = port_guids.min(PORT_GUIDS as u16);
+    let shared = len
+        .checked_sub(u16::from(PF_GUIDS))
+        .ok_or(GuidError::TooManyVfs)?;
+    if num_vfs > shared {
         return Err(GuidError::TooManyVfs);
     }
-    let shared = MAX_VFS; // 128 - PF_GUIDS, as a u16
     let (per_vf, extra) = match shared.checked_div(num_vfs) {
         Some(q) => (q, shared.checked_rem(num_vfs).unwrap_or(0)),
         None => (0, 0),
     };
     Ok(Split {
+        // All at most 128: the conversions cannot fail.
+        len: u8::try_from(len).unwrap_or(0),
         num_vfs,
-        // Both are at most 126: the conversions cannot fail.
         per_vf: u8::try_from(per_vf).unwrap_or(0),
         extra: u8::try_from(extra).unwrap_or(0),
     })
 }
 
 impl Split {
-    /// The split with no VFs: the PF's two entries, the rest unowned.
+    /// The split of a port of [`PORT_GUIDS`] entries with no VFs: the PF's
+    /// two entries, the rest unowned.
     pub const NO_VFS: Self = Self {
+        len: PORT_GUIDS as u8,
         num_vfs: 0,
         per_vf: 0,
         extra: 0,
     };
+
+    /// Returns the number of the port's entries, entries 0 to
+    /// `port_guids() - 1`.
+    pub const fn port_guids(&self) -> u8 {
+        self.len
+    }
+
+    /// Returns whether `entry` is one of the port's.
+    pub const fn holds(&self, entry: EntryIdx) -> bool {
+        entry.get() < self.len
+    }
 
     /// Returns the number of VFs of this split.
     pub const fn num_vfs(&self) -> u16 {
@@ -106,9 +129,12 @@ impl Split {
 
     /// Returns the function that owns `entry` and the entry's number within
     /// that function, or `None` when no function owns it (entries past the
-    /// PF's when there are no VFs).
+    /// PF's when there are no VFs, entries past the port's).
     pub fn owner(&self, entry: EntryIdx) -> Option<(u16, u8)> {
         let index = entry.get();
+        if index >= self.len {
+            return None;
+        }
         if index < PF_GUIDS {
             return Some((0, index));
         }

@@ -37,6 +37,19 @@ pub fn parse_admin_guid(input: &[u8]) -> Result<u64, GuidError> {
     Ok(value)
 }
 
+/// Parses what an administrator wrote to a VF's `node_guid` or `port_guid`
+/// (the vport model): as [`parse_admin_guid`], but the value must be a
+/// GUID, since a vport has no "assign one" or "delete": 0 and all ones are
+/// [`GuidError::NotAGuid`]. On error nothing is set.
+pub fn parse_vport_guid(input: &[u8]) -> Result<u64, GuidError> {
+    let value = parse_admin_guid(input)?;
+    if super::is_valid_guid(value) {
+        Ok(value)
+    } else {
+        Err(GuidError::NotAGuid)
+    }
+}
+
 /// Parses what an administrator wrote to a device's
 /// `mlx_ext/vf_guid_tables`: `on` or `1`, `off` or `0`, optionally followed
 /// by one newline; `None` for anything else.

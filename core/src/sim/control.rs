@@ -30,7 +30,13 @@ pub struct NewDevice {
     pub ports: u8,
     /// The number of SR-IOV VFs, 0 to [`MAX_NUM_VFS`] (default 0).
     pub num_vfs: u16,
+    /// The GID table length of each port, 1 to [`MAX_PORT_GUIDS`] (default
+    /// the model's [`Model::port_guids`]).
+    pub port_guids: u16,
 }
+
+/// The largest GUIDS: the simulated SA keeps at most 128 entries a port.
+pub const MAX_PORT_GUIDS: u16 = super::sa::PORT_GUIDS as u16;
 
 /// A numeric field of a control line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +47,8 @@ pub enum Field {
     Ports,
     /// The number of VFs.
     NumVfs,
+    /// The GID table length of the ports.
+    Guids,
 }
 
 /// Why a control line was refused. Every variant is `EINVAL`.
@@ -68,6 +76,8 @@ pub enum ControlError {
     BadPorts,
     /// NUM_VFS is a number above [`MAX_NUM_VFS`].
     TooManyVfs,
+    /// GUIDS is a number outside 1 to [`MAX_PORT_GUIDS`].
+    BadGuids,
     /// More fields than the file takes.
     TrailingInput,
 }
@@ -85,7 +95,9 @@ impl ControlError {
     /// Returns a short message for the kernel log, saying what was wrong.
     pub const fn message(&self) -> &'static str {
         match self {
-            Self::Empty => "nothing written: expected \"ID MODEL [PORTS [NUM_VFS]]\" or \"ID\"",
+            Self::Empty => {
+                "nothing written: expected \"ID MODEL [PORTS [NUM_VFS [GUIDS]]]\" or \"ID\""
+            }
             Self::NotText => "only printable ASCII, spaces and tabs are allowed",
             Self::EmbeddedNewline => "a newline is allowed only as the last character",
             Self::NotANumber { field: Field::Id } => "ID must be decimal digits only",
@@ -95,11 +107,15 @@ impl ControlError {
             Self::NotANumber {
                 field: Field::NumVfs,
             } => "NUM_VFS must be decimal digits only",
+            Self::NotANumber {
+                field: Field::Guids,
+            } => "GUIDS must be decimal digits only",
             Self::IdOutOfRange => "ID must be at most 9999",
-            Self::MissingModel => "MODEL missing: expected \"ID MODEL [PORTS [NUM_VFS]]\"",
+            Self::MissingModel => "MODEL missing: expected \"ID MODEL [PORTS [NUM_VFS [GUIDS]]]\"",
             Self::UnknownModel => "unknown MODEL: expected cx3, connectib, cx4 or cx4lx",
             Self::BadPorts => "PORTS must be 1 or 2",
             Self::TooManyVfs => "NUM_VFS must be 0 to 255",
+            Self::BadGuids => "GUIDS must be 1 to 128",
             Self::TrailingInput => "too many fields",
         }
     }
@@ -169,7 +185,8 @@ fn parse_id(field: &[u8]) -> Result<u32, ControlError> {
 fn parse_count(field: &[u8], which: Field, min: u32, max: u32) -> Result<u32, ControlError> {
     let range = match which {
         Field::Ports => ControlError::BadPorts,
-        _ => ControlError::TooManyVfs,
+        Field::Guids => ControlError::BadGuids,
+        Field::Id | Field::NumVfs => ControlError::TooManyVfs,
     };
     match parse_u32(field) {
         Ok(n) if (min..=max).contains(&n) => Ok(n),
@@ -178,7 +195,8 @@ fn parse_count(field: &[u8], which: Field, min: u32, max: u32) -> Result<u32, Co
     }
 }
 
-/// Parses what was written to `new_device`: `ID MODEL [PORTS [NUM_VFS]]`.
+/// Parses what was written to `new_device`: `ID MODEL [PORTS [NUM_VFS
+/// [GUIDS]]]`.
 pub fn parse_new_device(text: &[u8]) -> Result<NewDevice, ControlError> {
     let mut fields = fields(text)?;
     let id = parse_id(fields.next().ok_or(ControlError::Empty)?)?;
@@ -198,6 +216,13 @@ pub fn parse_new_device(text: &[u8]) -> Result<NewDevice, ControlError> {
             u16::try_from(n).map_err(|_| ControlError::TooManyVfs)?
         }
     };
+    let port_guids = match fields.next() {
+        None => model.port_guids,
+        Some(f) => {
+            let n = parse_count(f, Field::Guids, 1, u32::from(MAX_PORT_GUIDS))?;
+            u16::try_from(n).map_err(|_| ControlError::BadGuids)?
+        }
+    };
     if fields.next().is_some() {
         return Err(ControlError::TrailingInput);
     }
@@ -206,6 +231,7 @@ pub fn parse_new_device(text: &[u8]) -> Result<NewDevice, ControlError> {
         model,
         ports,
         num_vfs,
+        port_guids,
     })
 }
 
@@ -230,7 +256,12 @@ mod tests {
             model: &MODELS[model],
             ports,
             num_vfs,
+            port_guids: 128,
         }
+    }
+
+    fn guids(port_guids: u16, d: NewDevice) -> NewDevice {
+        NewDevice { port_guids, ..d }
     }
 
     #[test]
@@ -249,6 +280,9 @@ mod tests {
             (b"007 cx3 02 0010", dev(7, 0, 2, 10)),
             (b"9999 cx3", dev(9999, 0, 1, 0)),
             (b"00000000000000000000042 cx4", dev(42, 2, 1, 0)),
+            (b"10 cx3 1 5 16\n", guids(16, dev(10, 0, 1, 5))),
+            (b"11 cx3 2 0 1", guids(1, dev(11, 0, 2, 0))),
+            (b"12 cx4 1 3 128", dev(12, 2, 1, 3)),
         ];
         for (text, want) in cases {
             assert_eq!(
@@ -276,6 +310,9 @@ mod tests {
         };
         let vfs = NotANumber {
             field: Field::NumVfs,
+        };
+        let nguids = NotANumber {
+            field: Field::Guids,
         };
         let cases: &[(&[u8], ControlError)] = &[
             (b"", Empty),
@@ -311,8 +348,13 @@ mod tests {
             (b"1 cx3 1 4294967296", TooManyVfs),
             (b"1 cx3 1 -0", vfs),
             (b"1 cx3 1 1e2", vfs),
-            (b"1 cx3 1 0 0", TrailingInput),
-            (b"1 cx3 1 0 x\n", TrailingInput),
+            (b"1 cx3 1 0 0", BadGuids),
+            (b"1 cx3 1 0 129", BadGuids),
+            (b"1 cx3 1 0 4294967296", BadGuids),
+            (b"1 cx3 1 0 x\n", nguids),
+            (b"1 cx3 1 0 -8", nguids),
+            (b"1 cx3 1 0 16 0", TrailingInput),
+            (b"1 cx3 1 0 16 x\n", TrailingInput),
             (b"1 cx3\n\n", EmbeddedNewline),
             (b"1\ncx3", EmbeddedNewline),
             (b"1 cx3\n ", EmbeddedNewline),

@@ -41,6 +41,10 @@ pub struct Model {
     /// port GUIDs, set by the PF): mlx5_ib does, mlx4_ib does not (its
     /// VFs' GUIDs are alias GUIDs the SM grants).
     pub set_vf_guid: bool,
+    /// The GID table length of an InfiniBand port (`gid_tbl_len`), which
+    /// its SM sees as the PortInfo GUIDCap: the alias GUID table's size.
+    /// `new_device`'s GUIDS field overrides it.
+    pub port_guids: u16,
 }
 
 /// Packs a firmware version as `ib_device_attr.fw_ver` holds it.
@@ -68,6 +72,11 @@ pub static MODELS: [Model; 4] = [
         reply_order: ReplyOrder::Host,
         fw_ver: fw(2, 42, 5000),
         set_vf_guid: false,
+        // mlx4: QUERY_PORT's log_max_gid (mlx4_core main.c:
+        // `gid_table_len[port] = port_cap->max_gids`), which mlx4_ib
+        // reports for an IB port (mlx4 main.c:692); 128 on a ConnectX-3,
+        // its PortInfo GUIDCap (mlx4 main.c:690, the network view).
+        port_guids: 128,
     },
     // The same capabilities as ConnectX-3, but the silicon writes atomic
     // responses big-endian whatever the host. It reports plain `hca` to
@@ -85,6 +94,10 @@ pub static MODELS: [Model; 4] = [
         reply_order: ReplyOrder::BigEndian,
         fw_ver: fw(10, 16, 1200),
         set_vf_guid: true,
+        // mlx5: the firmware's gid_table_size (mlx5 main.c:1464,
+        // `mlx5_get_gid_table_len`); what a real one reports is not in the
+        // sources read: 128 assumed, the GUIDS knob for others.
+        port_guids: 128,
     },
     // Standard atomics only, host-order replies.
     Model {
@@ -99,6 +112,10 @@ pub static MODELS: [Model; 4] = [
         reply_order: ReplyOrder::Host,
         fw_ver: fw(12, 28, 2006),
         set_vf_guid: true,
+        // mlx5: the firmware's gid_table_size (mlx5 main.c:1464,
+        // `mlx5_get_gid_table_len`); what a real one reports is not in the
+        // sources read: 128 assumed, the GUIDS knob for others.
+        port_guids: 128,
     },
     // No atomics at all: what upstream mlx5 reports for an adapter whose
     // firmware cannot reply in host order. For the API's refusals.
@@ -114,6 +131,10 @@ pub static MODELS: [Model; 4] = [
         reply_order: ReplyOrder::Host,
         fw_ver: fw(14, 32, 1010),
         set_vf_guid: true,
+        // mlx5: the firmware's gid_table_size (mlx5 main.c:1464,
+        // `mlx5_get_gid_table_len`); what a real one reports is not in the
+        // sources read: 128 assumed, the GUIDS knob for others.
+        port_guids: 128,
     },
 ];
 

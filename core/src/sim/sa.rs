@@ -388,11 +388,18 @@ pub const LOG_LEN: usize = 64;
 pub struct Sa {
     lid: u16,
     guid_base: u64,
+    /// The port's GUIDCap (PortInfo), at most [`PORT_GUIDS`]: its entries
+    /// are 0 to `guid_cap - 1`, in `ceil(guid_cap / 8)` blocks.
+    guid_cap: usize,
     mode: SaMode,
     /// The SM's records: what it answers.
     table: [u64; PORT_GUIDS],
     /// The port's GUIDInfo table, as the SM programmed it.
     port: [u64; PORT_GUIDS],
+    /// The port GUID of each VF's vport on the port (by VF, from 0; 0 for
+    /// none), as mlx5 firmware shows its vports to the SM (OpenSM's
+    /// virtualization support discovers them as ports of their own).
+    vports: [u64; MAX_VPORTS],
     /// `program hold`: the port's table is not programmed.
     hold: bool,
     declines: [u8; PORT_GUIDS],
@@ -405,19 +412,29 @@ pub struct Sa {
     copies: u64,
 }
 
+/// The most vports a port has: one per VF the simulator makes.
+pub const MAX_VPORTS: usize = super::model::MAX_NUM_VFS as usize;
+
 /// The GUID asked for that means "assign one" (`0`).
 pub const GUID_ASSIGN: u64 = 0;
 
 impl Sa {
-    /// The SA of a port whose LID is `lid`; it assigns `guid_base + n` to
-    /// entry `n` when asked to assign one.
-    pub const fn new(lid: u16, guid_base: u64) -> Self {
+    /// The SA of a port whose LID is `lid` and whose GUIDCap is `guid_cap`
+    /// (at most [`PORT_GUIDS`]: more is taken as that); it assigns
+    /// `guid_base + n` to entry `n` when asked to assign one.
+    pub const fn new(lid: u16, guid_base: u64, guid_cap: usize) -> Self {
         Self {
             lid,
             guid_base,
+            guid_cap: if guid_cap < PORT_GUIDS {
+                guid_cap
+            } else {
+                PORT_GUIDS
+            },
             mode: SaMode::Accept,
             table: [0; PORT_GUIDS],
             port: [0; PORT_GUIDS],
+            vports: [0; MAX_VPORTS],
             hold: false,
             declines: [0; PORT_GUIDS],
             log: [None; LOG_LEN],
@@ -428,6 +445,12 @@ impl Sa {
             requests: 0,
             copies: 0,
         }
+    }
+
+    /// The port's blocks: `ceil(guid_cap / 8)`, as OpenSM's `max_block`
+    /// (`set_guidinfo`, `del_guidinfo`, `sa_gir_by_comp_mask_cb`).
+    const fn blocks(&self) -> usize {
+        self.guid_cap.div_ceil(GUIDS_PER_RECORD)
     }
 
     /// How many requests (TIDs) and how many MADs (copies) reached the SA
@@ -513,6 +536,14 @@ impl Sa {
     /// SM's record once programmed.
     pub fn guid(&self, entry: usize) -> u64 {
         self.port.get(entry).copied().unwrap_or(0)
+    }
+
+    /// Sets the port GUID of VF `vf`'s vport (0: none), as the SM sees it
+    /// once the firmware has it; out of range is ignored.
+    pub fn set_vport(&mut self, vf: usize, port_guid: u64) {
+        if let Some(v) = self.vports.get_mut(vf) {
+            *v = port_guid;
+        }
     }
 
     /// The SM's record of `entry` (what it answers).
@@ -671,7 +702,7 @@ impl Sa {
             if !has_block {
                 return Err(STATUS_TOO_MANY_RECORDS);
             }
-            if usize::from(block) >= RECORDS {
+            if usize::from(block) >= self.blocks() {
                 return Err(STATUS_NO_RECORDS);
             }
             let port_guid = if block == 0 { self.record(0) } else { 0 };
@@ -686,7 +717,7 @@ impl Sa {
         if !has_lid || !has_block {
             return Err(STATUS_INSUF_COMPS);
         }
-        if lid != self.lid || usize::from(block) >= RECORDS {
+        if lid != self.lid || usize::from(block) >= self.blocks() {
             return Err(STATUS_NO_RECORDS);
         }
         if block == 0 && mask & 1 != 0 {
@@ -711,6 +742,11 @@ impl Sa {
         let mut declined = 0u8;
         for (i, g) in out.iter_mut().enumerate() {
             let entry = base + i;
+            // OpenSM's loops stop at GUIDCap in the last block: what is
+            // past it is neither set nor deleted, and answers 0.
+            if entry >= self.guid_cap {
+                continue;
+            }
             let asked = mask & (1 << i) != 0;
             let held = self.table.get(entry).copied().unwrap_or(0);
             if !asked {
@@ -732,9 +768,11 @@ impl Sa {
                 }
                 // As OpenSM's set_guidinfo: 0 asks for a GUID, and an
                 // entry that holds one keeps it; a GUID the port holds at
-                // another entry is a duplicate, not set (the answer shows
-                // what the entry holds); any other value is set as it is,
-                // all ones included (OpenSM checks nothing more).
+                // another entry, or a port's own (a vport's: OpenSM keeps
+                // every port's GUID in its alias table), is a duplicate,
+                // not set (the answer shows what the entry holds); any
+                // other value is set as it is, all ones included (OpenSM
+                // checks nothing more).
                 let v = match guids.get(i).copied().unwrap_or(0) {
                     GUID_ASSIGN if held != 0 => held,
                     GUID_ASSIGN => self.guid_base.wrapping_add(entry as u64),
@@ -744,7 +782,8 @@ impl Sa {
                     .table
                     .iter()
                     .enumerate()
-                    .any(|(e, &t)| e != entry && t == v);
+                    .any(|(e, &t)| e != entry && t == v)
+                    || self.vports.contains(&v);
                 if duplicate {
                     *g = held;
                     continue;
@@ -843,7 +882,7 @@ mod tests {
             })
         );
         // The SA answers those with an error status; others it ignores.
-        let mut sa = Sa::new(LID, 0x100);
+        let mut sa = Sa::new(LID, 0x100, PORT_GUIDS);
         let a = answer(&mut sa, &m, 0);
         assert_eq!(
             (a[3], be16(&a, 4)),
@@ -856,7 +895,7 @@ mod tests {
 
     #[test]
     fn set_assigns_and_answers_with_the_record() {
-        let mut sa = Sa::new(LID, 0x0002_c903_0000_0100);
+        let mut sa = Sa::new(LID, 0x0002_c903_0000_0100, PORT_GUIDS);
         let m = set(42, 1, 0b0000_0011, [0, 0xabc, 9, 9, 9, 9, 9, 9]);
         let a = answer(&mut sa, &m, 10);
         // Same TID, GetResp, status 0, the header otherwise kept.
@@ -889,7 +928,7 @@ mod tests {
 
     #[test]
     fn delete_answers_delete_resp() {
-        let mut sa = Sa::new(LID, 0x100);
+        let mut sa = Sa::new(LID, 0x100, PORT_GUIDS);
         answer(&mut sa, &set(1, 0, 0b110, [0; 8]), 0);
         assert_eq!(sa.guid(1), 0x101);
         let d = encode_request(2, METHOD_DELETE, LID, 0, 0b010, &[0; 8]);
@@ -901,7 +940,7 @@ mod tests {
 
     #[test]
     fn declines_count_per_request_not_per_mad() {
-        let mut sa = Sa::new(LID, 0x100);
+        let mut sa = Sa::new(LID, 0x100, PORT_GUIDS);
         sa.decline(17, 2);
         let m = set(5, 2, 0b11, [0, 0x77, 0, 0, 0, 0, 0, 0]);
         // First request: entry 17 declined (reads 0), entry 16 granted.
@@ -930,7 +969,7 @@ mod tests {
 
     #[test]
     fn error_silent_and_port_down() {
-        let mut sa = Sa::new(LID, 0x100);
+        let mut sa = Sa::new(LID, 0x100, PORT_GUIDS);
         sa.set_mode(SaMode::Status(STATUS_REQ_INVALID));
         let a = answer(&mut sa, &set(1, 0, 0b10, [0; 8]), 0);
         assert_eq!(be16(&a, 4), STATUS_REQ_INVALID);
@@ -954,7 +993,7 @@ mod tests {
 
     #[test]
     fn wrong_lid_or_block_is_no_records() {
-        let mut sa = Sa::new(LID, 0x100);
+        let mut sa = Sa::new(LID, 0x100, PORT_GUIDS);
         let m = encode_request(1, METHOD_SET, LID + 1, 0, 1, &[0; 8]);
         assert_eq!(be16(&answer(&mut sa, &m, 0), 4), STATUS_NO_RECORDS);
         let m = encode_request(2, METHOD_SET, LID, 16, 1, &[0; 8]);
@@ -991,7 +1030,7 @@ mod tests {
 
     #[test]
     fn set_and_delete_need_the_lid_and_block_components() {
-        let mut sa = Sa::new(LID, 0x100);
+        let mut sa = Sa::new(LID, 0x100, PORT_GUIDS);
         for (tid, keep) in [(1, 0), (2, COMP_MASK_LID), (3, COMP_MASK_BLOCK_NUM)] {
             let m = keys_only(set(tid, 0, 0b10, [0, 0x77, 0, 0, 0, 0, 0, 0]), keep);
             assert_eq!(be16(&answer(&mut sa, &m, 0), 4), STATUS_INSUF_COMPS);
@@ -1002,9 +1041,60 @@ mod tests {
         assert_eq!(sa.record(1), 0);
     }
 
+    /// OpenSM's GUIDCap bound (`set_guidinfo`, `del_guidinfo`): blocks
+    /// from `ceil(cap / 8)` on are `ERR_NO_RECORDS`; in the last block the
+    /// entries past the cap are neither set nor deleted, and answer 0.
+    #[test]
+    fn the_guid_cap_bounds_the_port() {
+        let mut sa = Sa::new(LID, 0x100, 20);
+        let a = answer(
+            &mut sa,
+            &set(1, 2, 0xff, [0x60, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67]),
+            0,
+        );
+        assert_eq!(be16(&a, 4), 0);
+        assert_eq!(answered_guids(&a), [0x60, 0x61, 0x62, 0x63, 0, 0, 0, 0]);
+        assert_eq!((sa.record(19), sa.record(20), sa.guid(19)), (0x63, 0, 0x63));
+        for method in [METHOD_SET, METHOD_DELETE, METHOD_GET] {
+            let m = encode_request(2, method, LID, 3, 0b1, &[0x70, 0, 0, 0, 0, 0, 0, 0]);
+            assert_eq!(
+                be16(&answer(&mut sa, &m, 0), 4),
+                STATUS_NO_RECORDS,
+                "method {method}"
+            );
+        }
+        let m = encode_request(3, METHOD_DELETE, LID, 2, 0xff, &[0; 8]);
+        let a = answer(&mut sa, &m, 0);
+        assert_eq!((be16(&a, 4), sa.record(19)), (0, 0));
+        // More than 128 is taken as 128.
+        let mut big = Sa::new(LID, 0x100, 255);
+        let m = encode_request(4, METHOD_SET, LID, 15, 0x80, &[0, 0, 0, 0, 0, 0, 0, 0x7f]);
+        assert_eq!(be16(&answer(&mut big, &m, 0), 4), 0);
+        let m = encode_request(5, METHOD_SET, LID, 16, 0x1, &[0x80, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(be16(&answer(&mut big, &m, 0), 4), STATUS_NO_RECORDS);
+    }
+
+    #[test]
+    fn a_vports_guid_is_a_duplicate() {
+        let mut sa = Sa::new(LID, 0x100, PORT_GUIDS);
+        sa.set_vport(0, 0x5151);
+        let a = answer(
+            &mut sa,
+            &set(1, 1, 0b11, [0x5151, 0x77, 0, 0, 0, 0, 0, 0]),
+            0,
+        );
+        assert_eq!(be16(&a, 4), 0);
+        assert_eq!(answered_guids(&a)[..2], [0, 0x77]);
+        assert_eq!((sa.record(8), sa.record(9)), (0, 0x77));
+        sa.set_vport(0, 0);
+        answer(&mut sa, &set(2, 1, 0b1, [0x5151, 0, 0, 0, 0, 0, 0, 0]), 0);
+        assert_eq!(sa.record(8), 0x5151);
+        sa.set_vport(MAX_VPORTS, 0x9);
+    }
+
     #[test]
     fn gid_0_of_block_0_is_read_only() {
-        let mut sa = Sa::new(LID, 0x100);
+        let mut sa = Sa::new(LID, 0x100, PORT_GUIDS);
         sa.preset(0, 0xfeed);
         // The whole request is refused, the other entries asked included.
         let a = answer(
@@ -1023,7 +1113,7 @@ mod tests {
 
     #[test]
     fn duplicates_are_not_set_and_held_guids_are_kept() {
-        let mut sa = Sa::new(LID, 0x100);
+        let mut sa = Sa::new(LID, 0x100, PORT_GUIDS);
         sa.preset(0, 0xfeed);
         answer(&mut sa, &set(1, 0, 0b110, [0, 0x77, 0, 0, 0, 0, 0, 0]), 0);
         assert_eq!((sa.record(1), sa.record(2)), (0x77, 0x102));
@@ -1061,7 +1151,7 @@ mod tests {
 
     #[test]
     fn get_answers_one_record_as_opensm_matches_it() {
-        let mut sa = Sa::new(LID, 0x100);
+        let mut sa = Sa::new(LID, 0x100, PORT_GUIDS);
         sa.preset(0, 0xfeed);
         answer(&mut sa, &set(1, 1, 0b1, [0x88, 0, 0, 0, 0, 0, 0, 0]), 0);
         let get = |tid, lid, block, mask, guids: [u64; 8]| {
@@ -1109,7 +1199,7 @@ mod tests {
 
     #[test]
     fn class_port_info() {
-        let mut sa = Sa::new(LID, 0x100);
+        let mut sa = Sa::new(LID, 0x100, PORT_GUIDS);
         let mut m = [0u8; MAD_LEN];
         m[..4].copy_from_slice(&[1, 3, 2, METHOD_GET]);
         put64(&mut m, 8, 99);
@@ -1121,7 +1211,7 @@ mod tests {
 
     #[test]
     fn the_log_keeps_the_latest() {
-        let mut sa = Sa::new(LID, 0x100);
+        let mut sa = Sa::new(LID, 0x100, PORT_GUIDS);
         for tid in 0..(LOG_LEN as u64 + 10) {
             answer(&mut sa, &set(tid, 0, 1 << 1, [0; 8]), tid);
         }
@@ -1135,7 +1225,7 @@ mod tests {
 
     #[test]
     fn the_port_is_programmed_after_the_answer_and_can_be_held() {
-        let mut sa = Sa::new(LID, 0x100);
+        let mut sa = Sa::new(LID, 0x100, PORT_GUIDS);
         sa.preset(0, 0xfeed);
         assert_eq!(
             parse_command(b"program hold\n"),
@@ -1217,7 +1307,7 @@ mod tests {
 
     #[test]
     fn commands_act_and_changes_count() {
-        let mut sa = Sa::new(LID, 0x100);
+        let mut sa = Sa::new(LID, 0x100, PORT_GUIDS);
         sa.preset(0, 0xfeed);
         assert_eq!(sa.guid(0), 0xfeed);
         assert_eq!(sa.changes(), 0);
@@ -1244,7 +1334,7 @@ mod tests {
 
     #[test]
     fn totals_count_requests_and_copies_beyond_the_log() {
-        let mut sa = Sa::new(LID, 0x100);
+        let mut sa = Sa::new(LID, 0x100, PORT_GUIDS);
         for tid in 0..100u64 {
             let m = set(tid, 0, 0b10, [0; 8]);
             answer(&mut sa, &m, tid);

@@ -175,6 +175,13 @@ pub trait Driver: Send + Sync + Sized + 'static {
     fn set_vf_guid(&self, _vf: u32, _port: u32, _guid: u64, _kind: VfGuidKind) -> Result {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
+
+    /// Returns the node and port GUIDs of SR-IOV VF `vf` (from 0) on `port`
+    /// (`ib_get_vf_guid`, process context), each 0 where none was set, as
+    /// mlx5's `mlx5_ib_get_vf_guid` answers.
+    fn get_vf_guid(&self, _vf: u32, _port: u32) -> Result<(u64, u64)> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 }
 
 /// Which GUID of a VF `set_vf_guid` sets (`IFLA_VF_IB_NODE_GUID`,

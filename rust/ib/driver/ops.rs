@@ -112,6 +112,7 @@ impl<T: Driver> Adapter<T> {
             destroy_ah: op_if!(T::HAS_CREATE_AH, Self::destroy_ah),
             modify_port: op_if!(T::HAS_MODIFY_PORT, Self::modify_port),
             set_vf_guid: op_if!(T::HAS_SET_VF_GUID, Self::set_vf_guid),
+            get_vf_guid: op_if!(T::HAS_GET_VF_GUID, Self::get_vf_guid),
             size_ib_ah: if T::HAS_CREATE_AH { Ah::<T>::SIZE } else { 0 },
             size_ib_pd: Pd::<T>::SIZE,
             size_ib_cq: Cq::<T>::SIZE,
@@ -789,6 +790,28 @@ impl<T: Driver> Adapter<T> {
                 _ => return Err(EINVAL),
             };
             dev.set_vf_guid(vf, port, guid, kind)?;
+            Ok(0)
+        })
+    }
+
+    unsafe extern "C" fn get_vf_guid(
+        ib: *mut bindings::ib_device,
+        vf: c_int,
+        port: u32,
+        node_guid: *mut bindings::ifla_vf_guid,
+        port_guid: *mut bindings::ifla_vf_guid,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: see the module comment.
+            let dev = unsafe { DevObj::<T>::from_ib(ib) };
+            let vf = u32::try_from(vf).map_err(|_| EINVAL)?;
+            let (node, port_g) = dev.get_vf_guid(vf, port)?;
+            // SAFETY: the caller's (ib_get_vf_guid's) two structs, valid
+            // for writes for the call.
+            unsafe {
+                bindings::mlx_ext_ifla_vf_guid_set(node_guid, node);
+                bindings::mlx_ext_ifla_vf_guid_set(port_guid, port_g);
+            }
             Ok(0)
         })
     }
