@@ -309,6 +309,7 @@ impl PortGuids {
                 self.name,
                 self.port,
                 left,
+                // Every port started at once: each had all of it.
                 RETIRE_WAIT_MS
             );
         }
@@ -715,7 +716,11 @@ impl VportIov {
         let iov = Dir::new_empty(devref.device(), c_str!("iov"), NoFiles)?;
         let functions = function_dirs(&iov, sriov, num_vfs.saturating_add(1))?;
         let mut ports = KVec::new();
-        for t in tree.iter() {
+        // mlx5 keeps one node and one port GUID per VF whatever the port
+        // (ib_virt.c: `vfs_ctx[vf]`, the firmware command on port 1): one
+        // pair of files, under the first port, not one per port that
+        // would show and set the same pair.
+        for t in tree.iter().take(1) {
             let pname = CString::try_from_fmt(fmt!("{}", t.port))?;
             for (f, fd) in functions.iter().enumerate() {
                 let function = u16::try_from(f)?;
@@ -738,7 +743,7 @@ impl VportIov {
                 ports.push(dir, GFP_KERNEL)?;
             }
             pr_info!(
-                "{}: port {}: VF GUIDs on vports for {} VFs (set through the driver's set_vf_guid; nothing sent to the SM)\n",
+                "{}: port {}: VF GUIDs on vports for {} VFs, one pair per VF (set through the driver's set_vf_guid; nothing sent to the SM)\n",
                 name,
                 t.port,
                 num_vfs

@@ -1399,6 +1399,7 @@ fn a_port_of_20_guids_keeps_to_its_own_entries() {
     port.engine.retire(2 * S);
     port.now = 2 * S;
     port.run();
+    assert!(!port.sent.is_empty());
     assert!(port
         .sent
         .iter()
@@ -1424,4 +1425,27 @@ fn a_port_too_small_for_its_vfs_is_refused() {
     let before = format!("{:?}", port.engine);
     assert_eq!(port.engine.reset(config(8, 7)), Err(GuidError::TooManyVfs));
     assert_eq!(format!("{:?}", port.engine), before);
+}
+
+#[test]
+fn a_request_that_was_never_sent_leaves_nothing_to_delete() {
+    // The SET of entry 9 fails to be sent (no SA address, no memory): the SM
+    // never saw it, so a retire has nothing to delete and is idle at once.
+    let mut port = Port::new(2, false);
+    port.engine.set_admin(ent(9), 0x99, 0).unwrap();
+    let mut sm = Unreachable(SubmitError::Failed, 0);
+    port.engine.run(&mut sm, 0);
+    assert_eq!(sm.1, 1);
+    assert!(port.engine.is_pending(ent(9)), "still to be sent");
+    port.engine.retire(S);
+    assert!(port.engine.is_idle(), "nothing the SM can hold");
+    // One that timed out may have been carried out: it is deleted.
+    let mut port = Port::new(2, false);
+    port.engine.set_admin(ent(9), 0x99, 0).unwrap();
+    port.engine.run(&mut port.sm, 0);
+    port.sm.lose();
+    port.engine.run(&mut port.sm, 20 * S);
+    port.engine.retire(21 * S);
+    assert_eq!(port.engine.pending_count(), 1);
+    assert!(!port.engine.is_idle());
 }

@@ -13,6 +13,8 @@
 #include <linux/mutex.h>
 #include <linux/notifier.h>
 #include <linux/pci.h>
+#include <linux/rtnetlink.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -195,20 +197,36 @@ struct ib_sa_client *mlx_ext_sa_client(void)
 	return READ_ONCE(sa_registered) ? &sa_client : NULL;
 }
 
+/*
+ * Under RTNL, as ip link reaches the same ops (rtnetlink's do_setlink and
+ * rtnl_fill_vfinfo, through ipoib): mlx5 keeps what it set in vfs_ctx,
+ * which RTNL serialises. Taken with trylock from a sysfs file, as
+ * net-sysfs does: a task holding RTNL may be removing the file.
+ */
 int mlx_ext_ib_set_vf_guid(struct ib_device *dev, int vf, u32 port, u64 guid,
 			   bool port_guid)
 {
-	return ib_set_vf_guid(dev, vf, port, guid,
-			      port_guid ? IFLA_VF_IB_PORT_GUID :
-					  IFLA_VF_IB_NODE_GUID);
+	int ret;
+
+	if (!rtnl_trylock())
+		return restart_syscall();
+	ret = ib_set_vf_guid(dev, vf, port, guid,
+			     port_guid ? IFLA_VF_IB_PORT_GUID :
+					 IFLA_VF_IB_NODE_GUID);
+	rtnl_unlock();
+	return ret;
 }
 
 int mlx_ext_ib_get_vf_guid(struct ib_device *dev, int vf, u32 port,
 			   u64 *node_guid, u64 *port_guid)
 {
 	struct ifla_vf_guid node = {}, portg = {};
-	int ret = ib_get_vf_guid(dev, vf, port, &node, &portg);
+	int ret;
 
+	if (!rtnl_trylock())
+		return restart_syscall();
+	ret = ib_get_vf_guid(dev, vf, port, &node, &portg);
+	rtnl_unlock();
 	if (ret)
 		return ret;
 	*node_guid = node.guid;

@@ -79,10 +79,11 @@ impl Device {
 
     /// The device's node GUID, in host order.
     pub fn node_guid(&self) -> u64 {
-        // SAFETY: the device is valid (type invariant); the node GUID is
-        // set before registration (a driver may change it later, as a
-        // plain store of a `__be64`).
-        u64::from_be(unsafe { (*self.as_raw()).node_guid })
+        // SAFETY: the device is valid (type invariant), so the field is
+        // readable. Drivers set it before registration; one may store it
+        // again later (a plain `__be64` store, as ib_core's own sysfs reads
+        // it): read once, as READ_ONCE would.
+        u64::from_be(unsafe { core::ptr::addr_of!((*self.as_raw()).node_guid).read_volatile() })
     }
 
     /// The IEEE OUI of the adapter's vendor (`0x02c9` Mellanox, `0xffffff` rxe).

@@ -767,7 +767,10 @@ impl Driver for Adapter {
         self.check_port(port)?;
         self.vf.set(vf, port, guid, kind)?;
         if kind == VfGuidKind::Port {
-            self.shared.sa.set_vport(port, vf, guid);
+            // The vport is programmed on port 1, as mlx5's firmware command
+            // names it (ib_virt.c: mlx5_core_modify_hca_vport_context(mdev,
+            // 1, 1, vf + 1, ..)).
+            self.shared.sa.set_vport(1, vf, guid);
         }
         Ok(())
     }

@@ -128,7 +128,7 @@ impl BusOps for Simulator {
     fn new_device(&self, text: &[u8]) -> Result {
         let req = control::parse_new_device(text).map_err(|e| {
             pr_err!(
-                "new_device: {} (expected \"ID MODEL [PORTS [NUM_VFS]]\")\n",
+                "new_device: {} (expected \"ID MODEL [PORTS [NUM_VFS [GUIDS]]]\")\n",
                 e.message()
             );
             Error::from_errno(-e.errno())

@@ -59,8 +59,10 @@ impl VfGuids {
         Err(crate::ib::eopnotsupp())
     }
 
-    /// `set_vf_guid` of VF `vf` (from 0) on `port` (already checked).
-    pub(super) fn set(&self, vf: u32, port: u32, guid: u64, kind: VfGuidKind) -> Result {
+    /// `set_vf_guid` of VF `vf` (from 0) on `port` (already checked). As
+    /// mlx5, one pair per VF whatever the port: `vfs_ctx[vf]`, and the
+    /// firmware command on port 1 (ib_virt.c, `set_vf_port_guid`).
+    pub(super) fn set(&self, vf: u32, _port: u32, guid: u64, kind: VfGuidKind) -> Result {
         if vf >= MAX_VFS {
             return Err(EINVAL);
         }
@@ -74,19 +76,20 @@ impl VfGuids {
             t.failed = t.failed.saturating_add(1);
             return Err(EIO);
         }
-        let key = vf << 8 | (port & 0x7f) << 1 | u32::from(kind == VfGuidKind::Port);
+        let key = vf << 8 | 1 << 1 | u32::from(kind == VfGuidKind::Port);
         let _old = t.guids.try_create_and_insert(key, guid, GFP_KERNEL)?;
         Ok(())
     }
 
-    /// The node and port GUIDs of VF `vf` (from 0) on `port` (already
-    /// checked), 0 for one never set.
-    pub(super) fn get(&self, vf: u32, port: u32) -> Result<(u64, u64)> {
+    /// The node and port GUIDs of VF `vf` (from 0), 0 for one never set;
+    /// the port does not matter, as for mlx5 (`mlx5_ib_get_vf_guid` reads
+    /// `vfs_ctx[vf]`).
+    pub(super) fn get(&self, vf: u32, _port: u32) -> Result<(u64, u64)> {
         if vf >= MAX_VFS {
             return Err(EINVAL);
         }
         let t = self.table.lock();
-        let key = |kind: u32| vf << 8 | (port & 0x7f) << 1 | kind;
+        let key = |kind: u32| vf << 8 | 1 << 1 | kind;
         let node = t.guids.get(&key(0)).copied().unwrap_or(0);
         let port_guid = t.guids.get(&key(1)).copied().unwrap_or(0);
         Ok((node, port_guid))

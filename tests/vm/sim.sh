@@ -6,7 +6,7 @@
 SIMBUS=/sys/bus/mlx_ext_sim
 SIMDBG=/sys/kernel/debug/mlx_ext_sim
 
-# sim_new "ID MODEL [PORTS [NUM_VFS]]": creates a device or fails.
+# sim_new "ID MODEL [PORTS [NUM_VFS [GUIDS]]]": creates a device or fails.
 sim_new() {
 	echo "$1" >$SIMBUS/new_device
 }

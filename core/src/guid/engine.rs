@@ -646,7 +646,13 @@ impl Engine {
             }
             InFlight::Outstanding(out) if now >= out.deadline() => {
                 self.in_flight = InFlight::Idle;
-                self.settle(&out, AnswerStatus::Timeout, &[0; GUIDS_PER_RECORD], now);
+                self.settle(
+                    &out,
+                    AnswerStatus::Timeout,
+                    &[0; GUIDS_PER_RECORD],
+                    true,
+                    now,
+                );
                 Action::Cancel(out.request)
             }
             InFlight::Outstanding(out) => Action::Sleep(Some(out.deadline())),
@@ -705,7 +711,9 @@ impl Engine {
     /// an SA error: the port's SA backoff rises (1, 2, 4, ... 60 s) and no
     /// request goes out before it has passed. [`SubmitError::PortDown`]
     /// retries the request's entries after 5 s, and the next request may go
-    /// out at once. The entries' own backoff is unchanged either way.
+    /// out at once. The entries' own backoff is unchanged either way. A
+    /// request that was never sent cannot have been carried out: its
+    /// entries are not made unsure (see [`Engine::is_pending`]).
     ///
     /// A request that is not outstanding (dropped by a reset meanwhile) is
     /// [`GuidError::StaleAnswer`] and changes nothing.
@@ -720,7 +728,8 @@ impl Engine {
             SubmitError::Failed => AnswerStatus::Error,
         };
         let out = self.take_outstanding(|r| r.id == id)?;
-        self.settle(&out, status, &[0; GUIDS_PER_RECORD], now);
+        // It never left: the SM cannot have carried it out.
+        self.settle(&out, status, &[0; GUIDS_PER_RECORD], false, now);
         Ok(())
     }
 
@@ -759,16 +768,19 @@ impl Engine {
     /// [`GuidError::StaleAnswer`] and changes nothing.
     pub fn answer(&mut self, answer: &Answer, now: u64) -> Result<AnswerOutcome, GuidError> {
         let out = self.take_outstanding(|r| r.id == answer.id && r.record == answer.record)?;
-        Ok(self.settle(&out, answer.status, &answer.guids, now))
+        Ok(self.settle(&out, answer.status, &answer.guids, true, now))
     }
 
     /// Applies the outcome of request `out`, which is no longer outstanding:
     /// `status`, and with [`AnswerStatus::Ok`] the record's GUIDs `got`.
+    /// `sent`: the request left (it was answered or timed out), so that the
+    /// SM may have carried out one that failed.
     fn settle(
         &mut self,
         out: &Outstanding,
         status: AnswerStatus,
         got: &[u64; GUIDS_PER_RECORD],
+        sent: bool,
         now: u64,
     ) -> AnswerOutcome {
         let request = &out.request;
@@ -798,7 +810,7 @@ impl Engine {
             }
             AnswerStatus::PortDown => Some(PORT_DOWN_DELAY_SECS),
         };
-        let reached_sm = status != AnswerStatus::PortDown;
+        let reached_sm = sent && status != AnswerStatus::PortDown;
         for entry in request.entries() {
             let fresh = self.entry(entry).generation == out.generations[entry.slot()];
             if let Some(delay) = retry_in {

@@ -23,7 +23,7 @@ pub enum GuidError {
     /// The table is being removed: its GUIDs are being deleted at the SM
     /// (`-ENODEV`).
     Retired,
-    /// A vport's GUID that is none: 0 or all ones (`-EINVAL`).
+    /// All ones written as a vport's GUID (`-EINVAL`).
     NotAGuid,
 }
 
@@ -57,7 +57,7 @@ impl GuidError {
             Self::NoSuchEntry => "no such GUID entry on the port",
             Self::StaleAnswer => "answer for a request that is not outstanding",
             Self::Retired => "the table is being removed and its GUIDs deleted",
-            Self::NotAGuid => "a VF's node or port GUID cannot be 0 or ffffffffffffffff",
+            Self::NotAGuid => "a VF's node or port GUID cannot be ffffffffffffffff (0 is none)",
         }
     }
 }

@@ -38,15 +38,15 @@ pub fn parse_admin_guid(input: &[u8]) -> Result<u64, GuidError> {
 }
 
 /// Parses what an administrator wrote to a VF's `node_guid` or `port_guid`
-/// (the vport model): as [`parse_admin_guid`], but the value must be a
-/// GUID, since a vport has no "assign one" or "delete": 0 and all ones are
-/// [`GuidError::NotAGuid`]. On error nothing is set.
+/// (the vport model): as [`parse_admin_guid`]. `0` is "none", as `ip link`
+/// and mlx5 take it (mlx5's `sriov_restore_guids` skips a zero GUID); all
+/// ones, the delete marker of `admin_guids`, is no GUID here:
+/// [`GuidError::NotAGuid`] (stricter than `ip link`). On error nothing is
+/// set.
 pub fn parse_vport_guid(input: &[u8]) -> Result<u64, GuidError> {
-    let value = parse_admin_guid(input)?;
-    if super::is_valid_guid(value) {
-        Ok(value)
-    } else {
-        Err(GuidError::NotAGuid)
+    match parse_admin_guid(input)? {
+        super::GUID_DELETE => Err(GuidError::NotAGuid),
+        value => Ok(value),
     }
 }
 

@@ -2,7 +2,7 @@
 
 //! What an administrator writes to the simulator's bus files (SPEC section 5):
 //!
-//! - `/sys/bus/mlx_ext_sim/new_device`: `ID MODEL [PORTS [NUM_VFS]]` makes
+//! - `/sys/bus/mlx_ext_sim/new_device`: `ID MODEL [PORTS [NUM_VFS [GUIDS]]]` makes
 //!   the ib_device `mlxsim<ID>`;
 //! - `/sys/bus/mlx_ext_sim/del_device`: `ID` removes it.
 //!
