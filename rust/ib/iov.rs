@@ -75,6 +75,8 @@ impl Drop for DeviceRef {
 pub struct PortInfo {
     /// `IB_PORT_ACTIVE`.
     pub active: bool,
+    /// `IB_PORT_DOWN`: the link is down, the SM cannot reach the port.
+    pub down: bool,
     /// The port's LID.
     pub lid: u32,
     /// The subnet prefix of its GIDs.
@@ -201,6 +203,7 @@ impl DeviceRef {
         })?;
         Ok(PortInfo {
             active: attr.state == bindings::ib_port_state_IB_PORT_ACTIVE,
+            down: attr.state == bindings::ib_port_state_IB_PORT_DOWN,
             lid: attr.lid,
             subnet_prefix: attr.subnet_prefix,
         })
