@@ -721,10 +721,7 @@ impl VportIov {
         let Some(&TreePort { num_vfs, .. }) = tree.first() else {
             return Err(EINVAL);
         };
-        let mut made_for = KVec::with_capacity(tree.len(), GFP_KERNEL)?;
-        for &t in tree.iter() {
-            made_for.push(t, GFP_KERNEL)?;
-        }
+        let made_for = copy_tree(tree)?;
         let iov = Dir::new_empty(devref.device(), c_str!("iov"), NoFiles)?;
         let functions = function_dirs(&iov, sriov, num_vfs.saturating_add(1))?;
         let mut ports = KVec::new();
@@ -796,6 +793,16 @@ fn function_dirs(iov: &Dir<NoFiles>, sriov: &Sriov, count: u16) -> Result<KVec<F
         )?;
     }
     Ok(dirs)
+}
+
+/// What a device's tables are made for, kept to compare with what the
+/// switch and the VFs ask for later.
+fn copy_tree(tree: &[TreePort]) -> Result<KVec<TreePort>> {
+    let mut made_for = KVec::with_capacity(tree.len(), GFP_KERNEL)?;
+    for &t in tree.iter() {
+        made_for.push(t, GFP_KERNEL)?;
+    }
+    Ok(made_for)
 }
 
 /// A device's tables, of its model.
@@ -964,10 +971,7 @@ impl DeviceIov {
         };
         let num_functions = num_vfs.saturating_add(1);
         let sm_guid_assign = iov::sm_guid_assign();
-        let mut made_for = KVec::with_capacity(tree.len(), GFP_KERNEL)?;
-        for &t in tree.iter() {
-            made_for.push(t, GFP_KERNEL)?;
-        }
+        let made_for = copy_tree(tree)?;
         let mut d = DeviceIov {
             made_for,
             events: None,

@@ -139,6 +139,15 @@ struct Entry {
 }
 
 impl Entry {
+    /// Takes `value` as the admin value at `now`: due at once, its backoff
+    /// over, and an answer to a request sent before it stale for it.
+    fn write(&mut self, value: u64, now: u64) {
+        self.admin = value;
+        self.due = now;
+        self.backoff = 0;
+        self.generation = self.generation.wrapping_add(1);
+    }
+
     const DELETED: Self = Self {
         admin: GUID_DELETE,
         oper: 0,
@@ -340,11 +349,7 @@ impl Engine {
             self.in_flight = InFlight::Dropped(out.request);
         }
         for entry in EntryIdx::all().filter(|&e| e != EntryIdx::HW_GUID) {
-            let e = self.entry_mut(entry);
-            e.admin = GUID_DELETE;
-            e.due = now;
-            e.backoff = 0;
-            e.generation = e.generation.wrapping_add(1);
+            self.entry_mut(entry).write(GUID_DELETE, now);
         }
         self.clear_sa_backoff(now);
         self.retired = true;
@@ -452,11 +457,7 @@ impl Engine {
     pub fn set_admin(&mut self, entry: EntryIdx, value: u64, now: u64) -> Result<(), GuidError> {
         self.check_writable(entry)?;
         self.check_live()?;
-        let e = self.entry_mut(entry);
-        e.admin = value;
-        e.due = now;
-        e.backoff = 0;
-        e.generation = e.generation.wrapping_add(1);
+        self.entry_mut(entry).write(value, now);
         // An administrator's write goes out at once, SA failures or not.
         self.clear_sa_backoff(now);
         Ok(())
