@@ -23,8 +23,9 @@ use crate::{
     caps::DRIVER_MLX4,
     guid::{
         can_switch_on, function_name, guid_model, on_by_default, parse_switch, parse_vport_guid,
-        placement, switch_text, AdminGuid, Answer, AnswerStatus, Config, Engine, EntryIdx, Gid,
-        GuidModel, Method, NoTree, Parent, PortFacts, Request, SmBackend, SubmitError, PORT_GUIDS,
+        pci_vf_count, placement, switch_text, AdminGuid, Answer, AnswerStatus, Config, Engine,
+        EntryIdx, Gid, GuidModel, Method, NoTree, Parent, PciVfs, PortFacts, Request, SmBackend,
+        SubmitError, VfsChanging, PORT_GUIDS,
     },
     ib::{
         iov::{
@@ -723,7 +724,7 @@ impl VportIov {
         };
         let made_for = copy_tree(tree)?;
         let iov = Dir::new_empty(devref.device(), c_str!("iov"), NoFiles)?;
-        let functions = function_dirs(&iov, sriov, num_vfs.saturating_add(1))?;
+        let functions = function_dirs(devref.device(), &iov, sriov, num_vfs.saturating_add(1))?;
         let mut ports = KVec::new();
         // mlx5 keeps one node and one port GUID per VF whatever the port
         // (ib_virt.c: `vfs_ctx[vf]`, the firmware command on port 1): one
@@ -767,9 +768,16 @@ impl VportIov {
     }
 }
 
-/// The function directories `iov/<function>/` and their `ports/`, named as
-/// mlx4 names them, for `count` functions (the PF first).
-fn function_dirs(iov: &Dir<NoFiles>, sriov: &Sriov, count: u16) -> Result<KVec<FunctionDirs>> {
+/// The function directories `iov/<function>/` and their `ports/`, for
+/// `count` functions (the PF first): a PCI PF's and its VFs' own PCI names
+/// (`pci_name()`), or on a simulated adapter the names mlx4 would make from
+/// its PF's.
+fn function_dirs(
+    dev: &Device,
+    iov: &Dir<NoFiles>,
+    sriov: &Sriov,
+    count: u16,
+) -> Result<KVec<FunctionDirs>> {
     let pf_name = match sriov {
         Sriov::Sim { name, .. } | Sriov::PciPf { name, .. } => name.as_bytes(),
         Sriov::None => &[],
@@ -777,11 +785,26 @@ fn function_dirs(iov: &Dir<NoFiles>, sriov: &Sriov, count: u16) -> Result<KVec<F
     let mut dirs = KVec::with_capacity(usize::from(count), GFP_KERNEL)?;
     for f in 0..count {
         let mut buf = [0u8; 24];
-        let n = function_name(pf_name, f, &mut buf).ok_or(EINVAL)?;
-        let fname = CString::try_from_fmt(fmt!(
-            "{}",
-            core::str::from_utf8(buf.get(..n).unwrap_or(&[])).map_err(|_| EINVAL)?
-        ))?;
+        let bytes = match (sriov, f) {
+            (Sriov::PciPf { .. }, 0) => pf_name,
+            (Sriov::PciPf { .. }, vf) => {
+                let Some(n) = dev.pci_vf_name(vf - 1) else {
+                    // Gone since it was counted: the watch kicks again.
+                    pr_info!("VF {} is not on the PCI bus any more\n", vf - 1);
+                    return Err(ENODEV);
+                };
+                let b = n.as_bytes();
+                let dst = buf.get_mut(..b.len()).ok_or(EINVAL)?;
+                dst.copy_from_slice(b);
+                buf.get(..b.len()).unwrap_or(&[])
+            }
+            _ => {
+                let n = function_name(pf_name, f, &mut buf).ok_or(EINVAL)?;
+                buf.get(..n).unwrap_or(&[])
+            }
+        };
+        let fname =
+            CString::try_from_fmt(fmt!("{}", core::str::from_utf8(bytes).map_err(|_| EINVAL)?))?;
         let function = Dir::new_empty(iov, &fname, NoFiles)?;
         let ports = Dir::new_empty(&function, c_str!("ports"), NoFiles)?;
         dirs.push(
@@ -887,15 +910,25 @@ struct TreePort {
 /// What [`tree_ports`] finds.
 struct TreePorts {
     sriov: Sriov,
+    /// A PCI PF's VFs in the middle of a change (counted as none).
+    changing: Option<VfsChanging>,
     /// The ports that get a tree.
     tree: KVec<TreePort>,
     /// Why the others do not.
     why_not: KVec<(u32, NoTree)>,
 }
 
-/// Which ports of `dev` get a tree, with the device's switch `on`.
-fn tree_ports(dev: &Device, name: &DeviceName, on: bool) -> TreePorts {
-    let sriov = dev.sriov();
+/// Which ports of `dev` get a tree, with the device's switch `on`; a PCI
+/// PF's VFs as its watch saw them (`pci`), when it has one.
+fn tree_ports(dev: &Device, name: &DeviceName, on: bool, pci: Option<PciVfs>) -> TreePorts {
+    let mut sriov = dev.sriov();
+    let mut changing = None;
+    if let (Sriov::PciPf { num_vfs, .. }, Some(pci)) = (&mut sriov, pci) {
+        *num_vfs = pci_vf_count(&pci).unwrap_or_else(|c| {
+            changing = Some(c);
+            0
+        });
+    }
     let parent = parent_of(&sriov);
     let driver_iov = driver_iov(dev, &sriov);
     let mut ports = KVec::new();
@@ -928,6 +961,7 @@ fn tree_ports(dev: &Device, name: &DeviceName, on: bool) -> TreePorts {
     }
     TreePorts {
         sriov,
+        changing,
         tree: ports,
         why_not,
     }
@@ -1011,7 +1045,7 @@ impl DeviceIov {
         let names = index_names()?;
         let iov_dir = Dir::new_empty(dev, c_str!("iov"), NoFiles)?;
         let ports_dir = Dir::new_empty(&iov_dir, c_str!("ports"), NoFiles)?;
-        d.functions = function_dirs(&iov_dir, sriov, num_functions)?;
+        d.functions = function_dirs(dev, &iov_dir, sriov, num_functions)?;
         for p in d.ports.iter() {
             let split = *p.state.lock().engine.split();
             let entries = usize::from(split.port_guids());
@@ -1119,8 +1153,6 @@ impl DeviceIov {
 /// every admin value dropped with the VFs they were for), removed.
 pub struct DeviceGuids {
     slot: Arc<Slot>,
-    /// Dropped first: no change of VFs kicks the work any more.
-    watch: Option<VfWatch>,
     /// The rebuild after a change of VFs.
     work: Option<DelayedWork<Slot>>,
 }
@@ -1140,6 +1172,8 @@ struct SlotInner {
     on: bool,
     /// Set by teardown: nothing is made any more.
     gone: bool,
+    /// What kicks the work when the VFs change; taken by teardown first.
+    watch: Option<VfWatch>,
     tables: Option<Tables>,
 }
 
@@ -1159,6 +1193,7 @@ impl DeviceGuids {
                     SlotInner {
                         on,
                         gone: false,
+                        watch: None,
                         tables: None,
                     },
                     "mlx_ext::vf_guids::Slot::inner"
@@ -1185,12 +1220,12 @@ impl DeviceGuids {
             .flatten();
         {
             let mut inner = slot.inner.lock();
+            inner.watch = watch;
             // Said by `update`; the device is fine without.
             let _ = slot.update(&mut inner, true);
         }
         Ok(Self {
             slot,
-            watch,
             work: Some(work),
         })
     }
@@ -1203,7 +1238,9 @@ impl DeviceGuids {
 
 impl Drop for DeviceGuids {
     fn drop(&mut self) {
-        drop(self.watch.take());
+        // No change of VFs kicks the work any more.
+        let watch = self.slot.inner.lock().watch.take();
+        drop(watch);
         drop(self.work.take());
         let tables = {
             let mut inner = self.slot.inner.lock();
@@ -1224,11 +1261,13 @@ impl Slot {
             return Ok(());
         }
         let name = &self.name;
+        let pci = inner.watch.as_ref().and_then(VfWatch::pci_vfs);
         let TreePorts {
             sriov,
+            changing,
             tree,
             why_not,
-        } = tree_ports(self.dev.device(), name, inner.on);
+        } = tree_ports(self.dev.device(), name, inner.on, pci);
         let same = match &inner.tables {
             Some(t) => t.is(&tree),
             None => tree.is_empty(),
@@ -1253,6 +1292,11 @@ impl Slot {
                 name,
                 n
             );
+        }
+        if let Some(c) = changing {
+            if changed || tell {
+                pr_info!("{}: no VF GUID tables while {}\n", name, c);
+            }
         }
         for &(port, why) in why_not.iter() {
             if why.is_logged() && (changed || tell) {

@@ -148,15 +148,47 @@ void mlx_ext_events_unregister(struct mlx_ext_events *h);
 struct mlx_ext_vf_watch;
 
 /**
- * mlx_ext_vf_watch_register - call @fn(@priv, delay_ms) when the number of
- * VFs of @dev's parent (a simulated adapter, or a PCI PF) may have changed;
- * read it again after delay_ms. Process context; @fn must not sleep long.
- * Returns NULL if the parent has no VFs to watch, an ERR_PTR on failure.
+ * mlx_ext_vf_watch_register - call @fn(@priv) when the VFs of @dev's parent
+ * (a simulated adapter, or a PCI PF with an SR-IOV capability) changed: a
+ * simulated adapter's number, or a PCI VF added to or removed from the bus.
+ * Process context; @fn must not sleep long. Returns NULL if the parent has
+ * no VFs to watch, an ERR_PTR on failure.
  */
 struct mlx_ext_vf_watch *mlx_ext_vf_watch_register(struct ib_device *dev,
-						   void (*fn)(void *priv,
-							      unsigned long delay_ms),
+						   void (*fn)(void *priv),
 						   void *priv);
+
+/**
+ * struct mlx_ext_pci_vfs - a PCI PF's VFs as a watch sees them
+ * @present: VFs of the PF on the PCI bus
+ * @first_absent: the lowest VF number (pci_iov_vf_id()) not on the bus
+ * @num_vfs: the SR-IOV capability's NumVFs register
+ * @initial: its InitialVFs register
+ * @enabled: VF Enable is set in its control register
+ */
+struct mlx_ext_pci_vfs {
+	u16 present;
+	u16 first_absent;
+	u16 num_vfs;
+	u16 initial;
+	bool enabled;
+};
+
+/**
+ * mlx_ext_vf_watch_pci_vfs - what @w, a PCI PF's watch, saw of its VFs;
+ * -ENODEV if @w watches a simulated adapter (or the PF lost its SR-IOV
+ * capability).
+ */
+int mlx_ext_vf_watch_pci_vfs(struct mlx_ext_vf_watch *w,
+			     struct mlx_ext_pci_vfs *out);
+
+/**
+ * mlx_ext_ib_pci_vf_name - the PCI name (pci_name()) of VF @vf_id of the
+ * PCI PF that is @dev's parent, in @name (@len bytes with the NUL); -ENODEV
+ * if there is no such VF on the bus.
+ */
+int mlx_ext_ib_pci_vf_name(struct ib_device *dev, u16 vf_id, char *name,
+			   size_t len);
 
 /**
  * mlx_ext_vf_watch_unregister - stop @w and free it; returns once no call
@@ -417,12 +449,16 @@ void mlx_ext_ib_dma_sync_reply(struct ib_device *dev, u64 addr, bool for_cpu);
  * @new_device: takes a write of @len bytes of @buf (NUL-terminated) to
  *              new_device; returns @len or a negative errno.
  * @del_device: the same for del_device.
+ * @parent_removed: the PCI function @parent is being unbound from the
+ *                  simulator's PCI driver (or removed): remove every adapter
+ *                  whose parent it is before returning.
  *
- * Neither is called once mlx_ext_simbus_unregister() has returned.
+ * None is called once mlx_ext_simbus_unregister() has returned.
  */
 struct mlx_ext_simbus_ops {
 	ssize_t (*new_device)(void *priv, const char *buf, size_t len);
 	ssize_t (*del_device)(void *priv, const char *buf, size_t len);
+	void (*parent_removed)(void *priv, struct device *parent);
 };
 
 /**
@@ -448,6 +484,19 @@ void mlx_ext_simbus_unregister(void);
  * when the last reference is dropped after mlx_ext_simdev_del().
  */
 struct device *mlx_ext_simdev_add(unsigned int id, u16 num_vfs);
+
+/**
+ * mlx_ext_simpci_get - the PCI function named @name (pci_name()), with a
+ * reference, if it is bound to the simulator's PCI driver: -ENOENT if there
+ * is none of that name, -ENODEV if it is not bound to the simulator.
+ * Release it with mlx_ext_simpci_put().
+ */
+struct device *mlx_ext_simpci_get(const char *name);
+
+/**
+ * mlx_ext_simpci_put - drop the reference mlx_ext_simpci_get() took
+ */
+void mlx_ext_simpci_put(struct device *dev);
 
 /**
  * mlx_ext_ib_sim_info - the SR-IOV facts of @dev if its parent is a

@@ -264,19 +264,27 @@ int mlx_ext_ib_port_gid(struct ib_device *dev, u32 port, u32 index, u8 *gid)
 }
 
 /*
- * A watch on the number of VFs of a device's parent: a simulated adapter's
- * vfs_changed chain (include/mlx_ext/sim.h), or the PCI bus's notifier
- * filtered to the VFs of the PF. A PCI PF sets its num_VFs only after it
- * added the last VF, and clears it after it removed the last one
- * (drivers/pci/iov.c), so the callee reads it a little later: @fn gets
- * the delay to wait, in ms.
+ * A watch on the VFs of a device's parent: a simulated adapter's
+ * vfs_changed chain (include/mlx_ext/sim.h), or, for a PCI PF, the PCI
+ * bus's notifier filtered to the PF's VFs. The PCI core adds a PF's VFs one
+ * by one and sets pci_num_vf() only after the last, and clears it a second
+ * after it removed the last (drivers/pci/iov.c, sriov_enable() and
+ * sriov_disable()): so the watch keeps which VFs are on the bus, from
+ * their own add and removal, and reads nothing later.
  */
 struct mlx_ext_vf_watch {
 	struct notifier_block nb;
 	struct blocking_notifier_head *sim;	/* or NULL: the PCI bus */
 	struct device *pf;
-	void (*fn)(void *priv, unsigned long delay_ms);
+	void (*fn)(void *priv);
 	void *priv;
+#if IS_ENABLED(CONFIG_PCI_IOV)
+	/* Serialises the PCI notifier, the first scan and readers. */
+	struct mutex lock;
+	/* The VFs on the bus, by pci_iov_vf_id(); @total bits. */
+	unsigned long *present;
+	u16 total;
+#endif
 };
 
 static int vf_watch_sim(struct notifier_block *nb, unsigned long action,
@@ -284,35 +292,146 @@ static int vf_watch_sim(struct notifier_block *nb, unsigned long action,
 {
 	struct mlx_ext_vf_watch *w = container_of(nb, struct mlx_ext_vf_watch, nb);
 
-	w->fn(w->priv, 0);
+	w->fn(w->priv);
 	return NOTIFY_OK;
 }
 
-#if IS_ENABLED(CONFIG_PCI)
-#define MLX_EXT_PCI_VF_DELAY_MS 100
+#if IS_ENABLED(CONFIG_PCI_IOV)
+/* The VF number of @dev if it is a VF of @w's PF, else -1. */
+static int vf_of(struct mlx_ext_vf_watch *w, struct device *dev)
+{
+	struct pci_dev *vf;
+	int id;
 
+	if (!dev_is_pci(dev))
+		return -1;
+	vf = to_pci_dev(dev);
+	if (!vf->is_virtfn || &pci_physfn(vf)->dev != w->pf)
+		return -1;
+	id = pci_iov_vf_id(vf);
+	return id >= 0 && id < w->total ? id : -1;
+}
+
+/*
+ * BUS_NOTIFY_ADD_DEVICE comes after the VF joined the bus's list, and
+ * BUS_NOTIFY_REMOVED_DEVICE after it left it (drivers/base/core.c,
+ * device_add() and device_del()): with the first scan under the same lock,
+ * no VF is counted twice or kept after it went.
+ */
 static int vf_watch_pci(struct notifier_block *nb, unsigned long action,
 			void *data)
 {
 	struct mlx_ext_vf_watch *w = container_of(nb, struct mlx_ext_vf_watch, nb);
-	struct device *dev = data;
-	struct pci_dev *vf;
+	int id;
 
 	if (action != BUS_NOTIFY_ADD_DEVICE &&
 	    action != BUS_NOTIFY_REMOVED_DEVICE)
 		return NOTIFY_DONE;
-	if (!dev_is_pci(dev))
+	id = vf_of(w, data);
+	if (id < 0)
 		return NOTIFY_DONE;
-	vf = to_pci_dev(dev);
-	if (vf->is_virtfn && &pci_physfn(vf)->dev == w->pf)
-		w->fn(w->priv, MLX_EXT_PCI_VF_DELAY_MS);
+	mutex_lock(&w->lock);
+	if (action == BUS_NOTIFY_ADD_DEVICE)
+		set_bit(id, w->present);
+	else
+		clear_bit(id, w->present);
+	mutex_unlock(&w->lock);
+	w->fn(w->priv);
 	return NOTIFY_DONE;
+}
+
+static int vf_watch_pci_start(struct mlx_ext_vf_watch *w, struct pci_dev *pf)
+{
+	struct pci_dev *vf = NULL;
+	int id, ret;
+
+	w->total = pci_sriov_get_totalvfs(pf);
+	w->present = bitmap_zalloc(w->total, GFP_KERNEL);
+	if (!w->present)
+		return -ENOMEM;
+	mutex_init(&w->lock);
+	w->nb.notifier_call = vf_watch_pci;
+	/* Not under the lock, which the notifier takes under the chain's. */
+	ret = bus_register_notifier(&pci_bus_type, &w->nb);
+	if (ret) {
+		mutex_destroy(&w->lock);
+		bitmap_free(w->present);
+		return ret;
+	}
+	/*
+	 * The VFs the PF has already. One added since is set twice; one
+	 * removed since is not found (it left the list before its event).
+	 */
+	mutex_lock(&w->lock);
+	while ((vf = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, vf))) {
+		id = vf_of(w, &vf->dev);
+		if (id >= 0)
+			set_bit(id, w->present);
+	}
+	mutex_unlock(&w->lock);
+	return 0;
+}
+
+int mlx_ext_vf_watch_pci_vfs(struct mlx_ext_vf_watch *w,
+			     struct mlx_ext_pci_vfs *out)
+{
+	struct pci_dev *pf;
+	u16 ctrl = 0;
+	int pos;
+
+	if (w->sim)
+		return -ENODEV;
+	pf = to_pci_dev(w->pf);
+	memset(out, 0, sizeof(*out));
+	/* The capability's registers: pci_dev.sriov is the PCI core's. */
+	pos = pci_find_ext_capability(pf, PCI_EXT_CAP_ID_SRIOV);
+	if (!pos)
+		return -ENODEV;
+	mutex_lock(&w->lock);
+	out->present = bitmap_weight(w->present, w->total);
+	out->first_absent = find_first_zero_bit(w->present, w->total);
+	pci_read_config_word(pf, pos + PCI_SRIOV_CTRL, &ctrl);
+	pci_read_config_word(pf, pos + PCI_SRIOV_NUM_VF, &out->num_vfs);
+	pci_read_config_word(pf, pos + PCI_SRIOV_INITIAL_VF, &out->initial);
+	mutex_unlock(&w->lock);
+	out->enabled = !!(ctrl & PCI_SRIOV_CTRL_VFE);
+	return 0;
+}
+
+int mlx_ext_ib_pci_vf_name(struct ib_device *dev, u16 vf_id, char *name,
+			   size_t len)
+{
+	struct device *parent = dev->dev.parent;
+	struct pci_dev *vf = NULL;
+
+	if (!parent || !dev_is_pci(parent))
+		return -ENODEV;
+	while ((vf = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, vf))) {
+		if (vf->is_virtfn && &pci_physfn(vf)->dev == parent &&
+		    pci_iov_vf_id(vf) == vf_id) {
+			strscpy(name, pci_name(vf), len);
+			pci_dev_put(vf);
+			return 0;
+		}
+	}
+	return -ENODEV;
+}
+#else
+int mlx_ext_vf_watch_pci_vfs(struct mlx_ext_vf_watch *w,
+			     struct mlx_ext_pci_vfs *out)
+{
+	return -ENODEV;
+}
+
+int mlx_ext_ib_pci_vf_name(struct ib_device *dev, u16 vf_id, char *name,
+			   size_t len)
+{
+	return -ENODEV;
 }
 #endif
 
 struct mlx_ext_vf_watch *mlx_ext_vf_watch_register(struct ib_device *dev,
-						   void (*fn)(void *priv,
-							      unsigned long delay_ms),
+						   void (*fn)(void *priv),
 						   void *priv)
 {
 	struct device *parent = dev->dev.parent;
@@ -341,10 +460,11 @@ struct mlx_ext_vf_watch *mlx_ext_vf_watch_register(struct ib_device *dev,
 			goto fail;
 		return w;
 	}
-#if IS_ENABLED(CONFIG_PCI)
-	if (dev_is_pci(parent) && !to_pci_dev(parent)->is_virtfn) {
-		w->nb.notifier_call = vf_watch_pci;
-		ret = bus_register_notifier(&pci_bus_type, &w->nb);
+#if IS_ENABLED(CONFIG_PCI_IOV)
+	/* A PF that can have VFs (an SR-IOV capability the PCI core took). */
+	if (dev_is_pci(parent) && to_pci_dev(parent)->is_physfn &&
+	    pci_sriov_get_totalvfs(to_pci_dev(parent)) > 0) {
+		ret = vf_watch_pci_start(w, to_pci_dev(parent));
 		if (ret)
 			goto fail;
 		return w;
@@ -360,11 +480,14 @@ fail:
 
 void mlx_ext_vf_watch_unregister(struct mlx_ext_vf_watch *w)
 {
-	if (w->sim)
+	if (w->sim) {
 		blocking_notifier_chain_unregister(w->sim, &w->nb);
-#if IS_ENABLED(CONFIG_PCI)
-	else
+	} else {
+#if IS_ENABLED(CONFIG_PCI_IOV)
 		bus_unregister_notifier(&pci_bus_type, &w->nb);
+		mutex_destroy(&w->lock);
+		bitmap_free(w->present);
 #endif
+	}
 	kfree(w);
 }

@@ -14,6 +14,16 @@
  * sriov_numvfs changes the adapter's number of VFs at run time, under the
  * rules of the PCI one (a new non-zero number only from 0), and tells the
  * watchers of include/mlx_ext/sim.h.
+ *
+ * The simulator is also a PCI driver, "mlx_ext_sim", with no ID table: it
+ * binds only a PCI function an administrator gives it through
+ * driver_override, as mlx5_core binds a ConnectX PF. Such a function can be
+ * an adapter's parent instead of a bus device (new_device's
+ * "pci:DDDD:BB:DD.F"): its ib_device is then a PCI PF's, and its VFs are
+ * the PCI core's, made through the PF's sriov_numvfs
+ * (pci_sriov_configure_simple). Unbinding the function, or removing it,
+ * removes its adapter first, then disables its VFs, as a PF's driver must
+ * (pci_device_remove() warns of VFs left enabled).
  */
 
 #include <linux/atomic.h>
@@ -22,6 +32,7 @@
 #include <linux/kstrtox.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/pci.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
 #include <mlx_ext/helpers.h>
@@ -61,6 +72,84 @@ static const struct bus_type simbus = {
 	.bus_groups = simbus_groups,
 };
 
+#if IS_ENABLED(CONFIG_PCI)
+static int simpci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	pci_info(pdev, "mlx_ext_sim: a PCI parent for a simulated adapter (new_device ID MODEL PORTS pci:%s)\n",
+		 pci_name(pdev));
+	return 0;
+}
+
+static void simpci_remove(struct pci_dev *pdev)
+{
+	simbus_ops->parent_removed(simbus_priv, &pdev->dev);
+	pci_disable_sriov(pdev);
+}
+
+/* No ID table: only driver_override binds it (pci_match_device()). */
+static const struct pci_device_id simpci_ids[] = {
+	{ }
+};
+
+static struct pci_driver simpci_driver = {
+	.name = MLX_EXT_SIM_BUS_NAME,
+	.id_table = simpci_ids,
+	.probe = simpci_probe,
+	.remove = simpci_remove,
+	.sriov_configure = pci_sriov_configure_simple,
+};
+
+struct device *mlx_ext_simpci_get(const char *name)
+{
+	struct device *dev;
+
+	dev = bus_find_device_by_name(&pci_bus_type, NULL, name);
+	if (!dev)
+		return ERR_PTR(-ENOENT);
+	/*
+	 * Bound to us: its unbinding removes the adapter (simpci_remove).
+	 * Not under device_lock(), which the unbinding holds while it waits
+	 * for the caller's lock: the driver pointer is set before probe and
+	 * cleared after remove (pci_device_probe(), pci_device_remove()), so
+	 * an unbinding seen as bound calls parent_removed() later.
+	 */
+	if (READ_ONCE(to_pci_dev(dev)->driver) != &simpci_driver) {
+		put_device(dev);
+		return ERR_PTR(-ENODEV);
+	}
+	return dev;
+}
+
+static int simpci_register(void)
+{
+	return pci_register_driver(&simpci_driver);
+}
+
+static void simpci_unregister(void)
+{
+	pci_unregister_driver(&simpci_driver);
+}
+#else
+struct device *mlx_ext_simpci_get(const char *name)
+{
+	return ERR_PTR(-ENODEV);
+}
+
+static int simpci_register(void)
+{
+	return 0;
+}
+
+static void simpci_unregister(void)
+{
+}
+#endif
+
+void mlx_ext_simpci_put(struct device *dev)
+{
+	put_device(dev);
+}
+
 /* The bus is a singleton (one static bus_type): a second registration,
  * which would corrupt the first, fails instead.
  */
@@ -76,7 +165,15 @@ int mlx_ext_simbus_register(const struct mlx_ext_simbus_ops *ops, void *priv)
 	simbus_priv = priv;
 	ret = bus_register(&simbus);
 	if (ret)
-		atomic_set(&simbus_registered, 0);
+		goto fail;
+	ret = simpci_register();
+	if (ret) {
+		bus_unregister(&simbus);
+		goto fail;
+	}
+	return 0;
+fail:
+	atomic_set(&simbus_registered, 0);
 	return ret;
 }
 
@@ -84,6 +181,8 @@ void mlx_ext_simbus_unregister(void)
 {
 	if (WARN_ON_ONCE(!atomic_read(&simbus_registered)))
 		return;
+	/* Unbinds every PCI parent (the adapters are gone already). */
+	simpci_unregister();
 	bus_unregister(&simbus);
 	/* A reference held elsewhere would keep us here: say so. */
 	while (!wait_event_timeout(simbus_released,

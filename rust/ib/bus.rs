@@ -14,7 +14,7 @@ use super::bindings;
 use core::ffi::c_void;
 use core::ptr::NonNull;
 use kernel::ffi::c_char;
-use kernel::{error::to_result, prelude::*};
+use kernel::{error::to_result, prelude::*, str::CStr};
 
 /// What the bus's control files do.
 pub trait BusOps: Send + Sync + 'static {
@@ -23,6 +23,10 @@ pub trait BusOps: Send + Sync + 'static {
 
     /// Takes a write to `del_device`.
     fn del_device(&self, text: &[u8]) -> Result;
+
+    /// The PCI parent `parent` is being unbound from the simulator's PCI
+    /// driver: drop every [`BusDevice`] that is it before returning.
+    fn parent_removed(&self, parent: ParentId);
 
     /// Called first when the bus goes: refuse every later write, and delete
     /// every device (drop every [`BusDevice`]) before returning.
@@ -42,6 +46,7 @@ impl<T: BusOps> Bus<T> {
     const OPS: bindings::mlx_ext_simbus_ops = bindings::mlx_ext_simbus_ops {
         new_device: Some(Self::new_device_callback),
         del_device: Some(Self::del_device_callback),
+        parent_removed: Some(Self::parent_removed_callback),
     };
 
     /// Registers the bus.
@@ -94,7 +99,24 @@ impl<T: BusOps> Bus<T> {
             Err(e) => e.to_errno() as isize,
         }
     }
+
+    /// # Safety
+    ///
+    /// Called by the C helper only, with the private pointer of a live
+    /// `Bus<T>`.
+    unsafe extern "C" fn parent_removed_callback(
+        priv_: *mut c_void,
+        parent: *mut bindings::device,
+    ) {
+        // SAFETY: per the function's contract.
+        let data = unsafe { &*priv_.cast::<T>() };
+        data.parent_removed(ParentId(parent as usize));
+    }
 }
+
+/// Which struct device a [`BusDevice`] is, to compare; never dereferenced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParentId(usize);
 
 /// # Safety
 ///
@@ -114,14 +136,17 @@ impl<T: BusOps> Drop for Bus<T> {
     }
 }
 
-/// A simulated adapter's struct device on the bus, `mlxsim<ID>`; deleted on
-/// drop.
+/// A simulated adapter's parent: its struct device on the bus,
+/// `mlxsim<ID>`, deleted on drop; or a PCI function bound to the
+/// simulator's PCI driver, whose reference is dropped on drop.
 ///
 /// # Invariants
 ///
-/// `raw` was returned by `mlx_ext_simdev_add` and not deleted yet.
+/// `raw` was returned by `mlx_ext_simdev_add` and not deleted yet (`pci`
+/// false), or by `mlx_ext_simpci_get` and not put yet (`pci` true).
 pub struct BusDevice {
     raw: NonNull<bindings::device>,
+    pci: bool,
 }
 
 // SAFETY: the device may be deleted from any thread; `&BusDevice` only reads
@@ -141,7 +166,28 @@ impl BusDevice {
         // INVARIANT: made above; an error pointer was turned into `Err`.
         Ok(Self {
             raw: NonNull::new(raw).ok_or(ENOMEM)?,
+            pci: false,
         })
+    }
+
+    /// The PCI function `name` (`DDDD:BB:DD.F`), if it is bound to the
+    /// simulator's PCI driver: `ENOENT` if there is no such function,
+    /// `ENODEV` if it is not bound to the simulator.
+    pub fn pci(name: &CStr) -> Result<Self> {
+        // SAFETY: `name` is NUL-terminated; the helper takes a reference.
+        let raw = kernel::error::from_err_ptr(unsafe {
+            bindings::mlx_ext_simpci_get(name.as_char_ptr())
+        })?;
+        // INVARIANT: from `mlx_ext_simpci_get`, an error turned into `Err`.
+        Ok(Self {
+            raw: NonNull::new(raw).ok_or(ENOENT)?,
+            pci: true,
+        })
+    }
+
+    /// Which device it is.
+    pub fn id(&self) -> ParentId {
+        ParentId(self.raw.as_ptr() as usize)
     }
 
     pub(super) fn as_raw(&self) -> *mut bindings::device {
@@ -151,6 +197,11 @@ impl BusDevice {
 
 impl Drop for BusDevice {
     fn drop(&mut self) {
+        if self.pci {
+            // SAFETY: the reference `pci` took (invariant), put only here.
+            unsafe { bindings::mlx_ext_simpci_put(self.raw.as_ptr()) };
+            return;
+        }
         // SAFETY: live (invariant), deleted only here. Its memory is freed by
         // its release once the last reference (a child's) is gone.
         unsafe { bindings::mlx_ext_simdev_del(self.raw.as_ptr()) };

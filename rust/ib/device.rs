@@ -134,6 +134,30 @@ impl Device {
         }
     }
 
+    /// The PCI name of VF `vf` (from 0) of the device's parent, a PCI PF;
+    /// `None` if the parent is not one, or the VF is not on the bus.
+    #[cfg(not(mlx_ext_provider))]
+    pub fn pci_vf_name(&self, vf: u16) -> Option<PfName> {
+        let mut name = PfName {
+            bytes: [0; 16],
+            len: 0,
+        };
+        // SAFETY: the device is valid and registered (type invariant), so
+        // is its parent; the helper writes at most 16 bytes, NUL included.
+        let ret = unsafe {
+            bindings::mlx_ext_ib_pci_vf_name(
+                self.as_raw(),
+                vf,
+                name.bytes.as_mut_ptr(),
+                name.bytes.len(),
+            )
+        };
+        (ret == 0).then(|| {
+            name.measure();
+            name
+        })
+    }
+
     /// The number of the device's last port (ports are numbered from 1).
     #[cfg(not(mlx_ext_provider))]
     pub fn port_count(&self) -> u32 {
@@ -209,7 +233,8 @@ pub enum Sriov {
     },
     /// A PCI physical function.
     PciPf {
-        /// `pci_num_vf()`.
+        /// `pci_num_vf()`, which lags the VFs on the bus: the VF GUID tables
+        /// count them through their watch (`crate::ib::iov::VfWatch`).
         num_vfs: u16,
         /// `pci_name()`.
         name: PfName,
@@ -218,7 +243,7 @@ pub enum Sriov {
     None,
 }
 
-/// A PF's PCI (or PCI-style) name.
+/// A PCI (or PCI-style) function's name.
 #[cfg(not(mlx_ext_provider))]
 pub struct PfName {
     bytes: [u8; 16],

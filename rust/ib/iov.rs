@@ -15,6 +15,7 @@
 //! queries counts them and waits for their answers before it goes away.
 
 use super::{bindings, sync::IrqSpinLock, Device};
+use crate::guid::PciVfs;
 use crate::new_irq_spinlock;
 use core::{ffi::c_void, marker::PhantomData, ptr::NonNull};
 use kernel::{
@@ -357,10 +358,11 @@ impl<T: DelayedRun> Drop for DelayedWork<T> {
     }
 }
 
-/// A watch on the number of VFs of a device's parent (a simulated adapter's
-/// `sriov_numvfs`, or a PCI PF's VFs coming and going) that kicks a
-/// [`DelayedWork`] when it may have changed, with the delay after which to
-/// read it; unregistered, and waited for, when dropped.
+/// A watch on the VFs of a device's parent (a simulated adapter's
+/// `sriov_numvfs`, or a PCI PF's VFs added to and removed from the bus) that
+/// kicks a [`DelayedWork`] at once when they changed; unregistered, and
+/// waited for, when dropped. A PCI PF's watch keeps which VFs are on the
+/// bus ([`VfWatch::pci_vfs`]).
 ///
 /// # Invariants
 ///
@@ -404,16 +406,32 @@ impl VfWatch {
         }
     }
 
+    /// What a PCI PF's watch saw of its VFs; `None` for a simulated
+    /// adapter's.
+    pub fn pci_vfs(&self) -> Option<PciVfs> {
+        let mut out = bindings::mlx_ext_pci_vfs::default();
+        // SAFETY: registered (invariant), unregistered only by `drop`;
+        // `out` is writable.
+        let ret = unsafe { bindings::mlx_ext_vf_watch_pci_vfs(self.raw.as_ptr(), &mut out) };
+        (ret == 0).then_some(PciVfs {
+            present: out.present,
+            first_absent: out.first_absent,
+            num_vfs: out.num_vfs,
+            initial: out.initial,
+            enabled: out.enabled,
+        })
+    }
+
     /// The C watch's function.
     ///
     /// # Safety
     ///
     /// Called by the C watch only, with its private pointer.
-    unsafe extern "C" fn callback(priv_: *mut c_void, delay_ms: kernel::ffi::c_ulong) {
+    unsafe extern "C" fn callback(priv_: *mut c_void) {
         // SAFETY: `priv_` is the `target` of a live watch (its drop waits
         // for this call), kept alive by its `Arc`.
         let this = unsafe { <Arc<KickerInner> as ForeignOwnable>::borrow(priv_) };
-        this.kick(u64::try_from(delay_ms).unwrap_or(u64::MAX));
+        this.kick(0);
     }
 }
 

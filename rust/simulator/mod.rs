@@ -12,7 +12,7 @@ mod sa;
 mod vf;
 
 use crate::ib::{
-    bus::{Bus, BusDevice, BusOps},
+    bus::{Bus, BusDevice, BusOps, ParentId},
     debugfs,
     driver::{DeviceParams, Registration},
     wq::OwnedQueue,
@@ -36,6 +36,8 @@ struct SimDevice {
     /// Dropped first: no knob runs while the device goes.
     _knobs: Option<debugfs::Dir<knobs::Knobs>>,
     _reg: Registration<Adapter>,
+    /// Its PCI parent, if it has one.
+    pci: Option<ParentId>,
 }
 
 struct Devices {
@@ -90,10 +92,37 @@ impl Simulator {
         })
     }
 
-    fn create(&self, req: &NewDevice) -> Result<SimDevice> {
+    fn create(&self, devices: &Devices, req: &NewDevice) -> Result<SimDevice> {
         let name = CString::try_from_fmt(fmt!("mlxsim{}", req.id))?;
-        let parent = BusDevice::new(req.id, req.num_vfs)
-            .inspect_err(|e| pr_err!("new_device: {}: no bus device ({:?})\n", &*name, e))?;
+        let parent = match &req.pci {
+            Some(addr) => {
+                let pci = CString::try_from_fmt(fmt!(
+                    "{}",
+                    core::str::from_utf8(addr.as_bytes()).map_err(|_| EINVAL)?
+                ))?;
+                let parent = BusDevice::pci(&pci).inspect_err(|e| {
+                    let why = if *e == ENOENT {
+                        "no such PCI function"
+                    } else {
+                        "not bound to the mlx_ext_sim PCI driver (write mlx_ext_sim to its driver_override, then bind it)"
+                    };
+                    pr_err!("new_device: {}: pci:{}: {}\n", &*name, &*pci, why)
+                })?;
+                let id = parent.id();
+                if devices.by_id.values().any(|d| d.pci == Some(id)) {
+                    pr_err!(
+                        "new_device: {}: pci:{} is the parent of another adapter already\n",
+                        &*name,
+                        &*pci
+                    );
+                    return Err(EBUSY);
+                }
+                parent
+            }
+            None => BusDevice::new(req.id, req.num_vfs)
+                .inspect_err(|e| pr_err!("new_device: {}: no bus device ({:?})\n", &*name, e))?,
+        };
+        let pci = req.pci.map(|_| parent.id());
         let adapter = Adapter::new(req, self.fabric.clone(), self.wq.clone())?;
         let state = adapter.state();
         let sa = adapter.sa();
@@ -120,6 +149,7 @@ impl Simulator {
         Ok(SimDevice {
             _knobs: knobs,
             _reg: reg,
+            pci,
         })
     }
 }
@@ -128,7 +158,7 @@ impl BusOps for Simulator {
     fn new_device(&self, text: &[u8]) -> Result {
         let req = control::parse_new_device(text).map_err(|e| {
             pr_err!(
-                "new_device: {} (expected \"ID MODEL [PORTS [NUM_VFS [GUIDS]]]\")\n",
+                "new_device: {} (expected \"ID MODEL [PORTS [NUM_VFS|pci:DDDD:BB:DD.F [GUIDS]]]\")\n",
                 e.message()
             );
             Error::from_errno(-e.errno())
@@ -143,17 +173,28 @@ impl BusOps for Simulator {
         }
         // Allocated first: once the device exists, nothing may fail.
         let node = RBTreeNodeReservation::new(GFP_KERNEL)?;
-        let dev = self.create(&req)?;
+        let dev = self.create(&devices, &req)?;
         devices.by_id.insert(node.into_node(req.id, dev));
-        pr_info!(
-            "mlxsim{}: {} ({}), {} port(s) of {} GUIDs, {} VF(s)\n",
-            req.id,
-            req.model.name,
-            req.model.description,
-            req.ports,
-            req.port_guids,
-            req.num_vfs
-        );
+        match &req.pci {
+            Some(addr) => pr_info!(
+                "mlxsim{}: {} ({}), {} port(s) of {} GUIDs, on PCI function {} (its VFs the PCI core's)\n",
+                req.id,
+                req.model.name,
+                req.model.description,
+                req.ports,
+                req.port_guids,
+                core::str::from_utf8(addr.as_bytes()).unwrap_or("?")
+            ),
+            None => pr_info!(
+                "mlxsim{}: {} ({}), {} port(s) of {} GUIDs, {} VF(s)\n",
+                req.id,
+                req.model.name,
+                req.model.description,
+                req.ports,
+                req.port_guids,
+                req.num_vfs
+            ),
+        }
         Ok(())
     }
 
@@ -175,6 +216,20 @@ impl BusOps for Simulator {
         drop(dev);
         pr_info!("mlxsim{}: removed\n", id);
         Ok(())
+    }
+
+    fn parent_removed(&self, parent: ParentId) {
+        let mut devices = self.devices.lock();
+        // One adapter at most (`create`).
+        let id = devices
+            .by_id
+            .iter()
+            .find(|(_, d)| d.pci == Some(parent))
+            .map(|(&id, _)| id);
+        if let Some(id) = id {
+            drop(devices.by_id.remove(&id));
+            pr_info!("mlxsim{}: removed with its PCI parent\n", id);
+        }
     }
 
     fn shutdown(&self) {
@@ -209,6 +264,8 @@ impl BusOps for NoBus {
     fn del_device(&self, _text: &[u8]) -> Result {
         Err(EPERM)
     }
+
+    fn parent_removed(&self, _parent: ParentId) {}
 
     fn shutdown(&self) {}
 }

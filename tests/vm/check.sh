@@ -12,6 +12,7 @@
 . /tests/guid_tree.sh
 . /tests/guid_engine.sh
 . /tests/guid_lifecycle.sh
+. /tests/guid_pci.sh
 
 KMEMLEAK=/sys/kernel/debug/kmemleak
 DIR=$IB/rxe0/mlx_ext
@@ -419,6 +420,7 @@ ktap_run test_load_sees_rxe0 test_sysfs_matches_ib_core test_sysfs_read_only \
 	test_guid_tree_split test_guid_table_size test_guid_initial_tables test_guid_gids_read_the_port test_guid_admin_writes test_guid_bad_writes \
 	test_guid_backoff test_guid_sa_error_backoff test_guid_storm test_guid_events test_guid_removal_in_flight \
 	test_guid_port_up_resends test_guid_switch test_sysfs_lock_class_per_group test_guid_switch_under_readers test_guid_vfs_change test_guid_retire test_guid_vports \
+	test_guid_pci_vfs test_guid_pci_teardown \
 	test_guid_failslab_add \
 	test_sim_sa_port_events test_sim_sa_del_with_query_in_flight \
 	test_sim_rmmod_with_devices test_kasan_active \

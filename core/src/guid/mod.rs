@@ -32,8 +32,8 @@ pub use engine::{next_backoff, Action, AnswerOutcome, Config, Engine};
 pub use error::GuidError;
 pub use index::{EntryIdx, RecordIdx};
 pub use placement::{
-    can_switch_on, function_name, guid_model, on_by_default, placement, GuidModel, NoTree, Parent,
-    PortFacts, MLX5_PF_PARTS,
+    can_switch_on, function_name, guid_model, on_by_default, pci_vf_count, placement, GuidModel,
+    NoTree, Parent, PciVfs, PortFacts, VfsChanging, MLX5_PF_PARTS,
 };
 pub use set::Set128;
 pub use sim::{SimMode, SimSm};

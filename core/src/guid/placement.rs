@@ -74,11 +74,111 @@ pub enum Parent {
     },
     /// A PCI physical function.
     PciPf {
-        /// `pci_num_vf()`.
+        /// Its VFs, as [`pci_vf_count`] counts them.
         num_vfs: u16,
     },
     /// Anything else: a VF, a software device (rxe), an unknown bus.
     Other,
+}
+
+/// What the PCI core shows of a PF's VFs, from a watch on the PCI bus that
+/// sees each VF added and removed, and the PF's SR-IOV capability
+/// registers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PciVfs {
+    /// The PF's VFs on the bus.
+    pub present: u16,
+    /// The lowest VF number (`pci_iov_vf_id()`) not on the bus: VFs
+    /// `0..first_absent` are all there.
+    pub first_absent: u16,
+    /// The capability's NumVFs register: what the PF's driver enabled.
+    pub num_vfs: u16,
+    /// The capability's InitialVFs register.
+    pub initial: u16,
+    /// VF Enable is set in the capability's control register.
+    pub enabled: bool,
+}
+
+/// Why a PF's VFs are not a number to make tables for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VfsChanging {
+    /// The PF's driver is adding them: `present` of `expected` so far.
+    Adding {
+        /// VFs on the bus.
+        present: u16,
+        /// VFs it enables.
+        expected: u16,
+    },
+    /// Some are gone and others not: SR-IOV is being disabled (a VF is
+    /// never removed on its own: the PCI core gives VFs no `remove` file,
+    /// `drivers/pci/pci-sysfs.c` `pci_dev_hp_attrs_are_visible`).
+    Removing {
+        /// VFs still on the bus.
+        present: u16,
+        /// The lowest VF number gone.
+        first_absent: u16,
+    },
+}
+
+impl fmt::Display for VfsChanging {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::Adding { present, expected } => write!(
+                f,
+                "the PF's VFs are being added ({} of {} on the bus)",
+                present, expected
+            ),
+            Self::Removing {
+                present,
+                first_absent,
+            } => write!(
+                f,
+                "the PF's VFs are going ({} left on the bus, VF {} gone)",
+                present, first_absent
+            ),
+        }
+    }
+}
+
+/// The number of VFs a PCI PF has, for its tables: those on the bus, once
+/// they are all there (VFs `0..n`, `n` what the PF's driver enabled), or 0
+/// when there are none; a [`VfsChanging`] in between.
+///
+/// The PCI core adds VFs one by one, in order, after it set NumVFs and VF
+/// Enable, and sets `pci_num_vf()` only after the last; it removes them one
+/// by one from VF 0, and clears `pci_num_vf()` a second after the last
+/// (`drivers/pci/iov.c`: `sriov_enable`, `sriov_add_vfs`, `sriov_disable`,
+/// 6.12 lines 601-742). `pci_num_vf()` is therefore wrong in both windows,
+/// and what is on the bus is the truth. A PF adds `min(NumVFs,
+/// InitialVFs)` VFs (`initial` in `sriov_enable`).
+pub fn pci_vf_count(v: &PciVfs) -> Result<u16, VfsChanging> {
+    if v.present == 0 {
+        return Ok(0);
+    }
+    if v.first_absent < v.present {
+        return Err(VfsChanging::Removing {
+            present: v.present,
+            first_absent: v.first_absent,
+        });
+    }
+    let expected = if v.enabled {
+        v.num_vfs.min(v.initial)
+    } else {
+        0
+    };
+    match v.present {
+        n if n == expected => Ok(n),
+        n if n < expected => Err(VfsChanging::Adding {
+            present: n,
+            expected,
+        }),
+        // More than enabled: VF Enable was cleared, or NumVFs lowered,
+        // under VFs still there (only a disable in progress does that).
+        n => Err(VfsChanging::Removing {
+            present: n,
+            first_absent: v.first_absent,
+        }),
+    }
 }
 
 /// What the kernel side knows of a device and one of its ports.
@@ -276,6 +376,81 @@ pub fn function_name(pf_name: &[u8], function: u16, out: &mut [u8]) -> Option<us
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn vfs(present: u16, first_absent: u16, num_vfs: u16, enabled: bool) -> PciVfs {
+        PciVfs {
+            present,
+            first_absent,
+            num_vfs,
+            initial: 8,
+            enabled,
+        }
+    }
+
+    #[test]
+    fn pci_vfs_count_once_all_are_there() {
+        // Enabling 4: NumVFs and VF Enable first, then VF 0, 1, 2, 3.
+        assert_eq!(pci_vf_count(&vfs(0, 0, 4, true)), Ok(0));
+        for n in 1..4 {
+            assert_eq!(
+                pci_vf_count(&vfs(n, n, 4, true)),
+                Err(VfsChanging::Adding {
+                    present: n,
+                    expected: 4
+                })
+            );
+        }
+        assert_eq!(pci_vf_count(&vfs(4, 4, 4, true)), Ok(4));
+        // Disabling: VF 0 goes first, VF Enable stays set until a second
+        // after the last; none left is 0 VFs at once.
+        for n in (1..4).rev() {
+            assert_eq!(
+                pci_vf_count(&vfs(n, 0, 4, true)),
+                Err(VfsChanging::Removing {
+                    present: n,
+                    first_absent: 0
+                })
+            );
+        }
+        assert_eq!(pci_vf_count(&vfs(0, 0, 4, true)), Ok(0));
+        assert_eq!(pci_vf_count(&vfs(0, 0, 0, false)), Ok(0));
+        // A gap below VFs still there.
+        assert_eq!(
+            pci_vf_count(&vfs(3, 2, 4, true)),
+            Err(VfsChanging::Removing {
+                present: 3,
+                first_absent: 2
+            })
+        );
+        // VF Enable cleared under VFs still there.
+        assert!(matches!(
+            pci_vf_count(&vfs(4, 4, 4, false)),
+            Err(VfsChanging::Removing { .. })
+        ));
+        // A PF that adds only InitialVFs of them (VF Migration).
+        let v = PciVfs {
+            initial: 2,
+            ..vfs(2, 2, 4, true)
+        };
+        assert_eq!(pci_vf_count(&v), Ok(2));
+        assert_eq!(
+            vfs(1, 1, 3, true).change_text(),
+            "the PF's VFs are being added (1 of 3 on the bus)"
+        );
+        assert_eq!(
+            vfs(2, 0, 3, true).change_text(),
+            "the PF's VFs are going (2 left on the bus, VF 0 gone)"
+        );
+    }
+
+    extern crate std;
+
+    impl PciVfs {
+        fn change_text(&self) -> std::string::String {
+            use std::string::ToString;
+            pci_vf_count(self).unwrap_err().to_string()
+        }
+    }
 
     fn facts(parent: Parent) -> PortFacts {
         PortFacts {

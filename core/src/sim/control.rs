@@ -3,7 +3,9 @@
 //! What an administrator writes to the simulator's bus files (SPEC section 5):
 //!
 //! - `/sys/bus/mlx_ext_sim/new_device`: `ID MODEL [PORTS [NUM_VFS [GUIDS]]]` makes
-//!   the ib_device `mlxsim<ID>`;
+//!   the ib_device `mlxsim<ID>`; NUM_VFS may instead be `pci:DDDD:BB:DD.F`, a
+//!   PCI function bound to the simulator's PCI driver, which becomes the
+//!   adapter's parent: its VFs are then the PCI core's;
 //! - `/sys/bus/mlx_ext_sim/del_device`: `ID` removes it.
 //!
 //! The text is ASCII. Fields are separated by one or more spaces or tabs;
@@ -28,11 +30,61 @@ pub struct NewDevice {
     pub model: &'static Model,
     /// The number of InfiniBand ports, 1 to [`MAX_PORTS`] (default 1).
     pub ports: u8,
-    /// The number of SR-IOV VFs, 0 to [`MAX_NUM_VFS`] (default 0).
+    /// The number of SR-IOV VFs, 0 to [`MAX_NUM_VFS`] (default 0; 0 with
+    /// a PCI parent, whose VFs the PCI core makes).
     pub num_vfs: u16,
+    /// The PCI function to take as the adapter's parent, instead of a
+    /// device of the simulator's own bus.
+    pub pci: Option<PciAddr>,
     /// The GID table length of each port, 1 to [`MAX_PORT_GUIDS`] (default
     /// the model's [`Model::port_guids`]).
     pub port_guids: u16,
+}
+
+/// A PCI function's address as the kernel names it (`pci_name()`,
+/// `drivers/pci/probe.c` `pci_setup_device`: `%04x:%02x:%02x.%d`, the hex
+/// digits lower case): `DDDD:BB:DD.F`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PciAddr {
+    bytes: [u8; PciAddr::LEN],
+}
+
+impl PciAddr {
+    /// The length of the name.
+    pub const LEN: usize = 12;
+
+    /// Parses `DDDD:BB:DD.F`: 4, 2 and 2 hex digits (either case, kept as
+    /// the kernel writes them, lower case), a device below `0x20` and a
+    /// function below 8.
+    pub fn parse(text: &[u8]) -> Option<Self> {
+        let bytes: [u8; Self::LEN] = text.try_into().ok()?;
+        let mut out = [0u8; Self::LEN];
+        for (i, (&b, o)) in bytes.iter().zip(out.iter_mut()).enumerate() {
+            *o = match i {
+                4 | 7 => (b == b':').then_some(b)?,
+                10 => (b == b'.').then_some(b)?,
+                11 => (b'0'..=b'7').contains(&b).then_some(b)?,
+                _ => b.is_ascii_hexdigit().then_some(b.to_ascii_lowercase())?,
+            };
+        }
+        // The device number: 5 bits of the devfn.
+        let dev = hex(out[8])? * 16 + hex(out[9])?;
+        (dev < 0x20).then_some(Self { bytes: out })
+    }
+
+    /// The name.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+/// The value of a lower-case hex digit.
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        _ => None,
+    }
 }
 
 /// The largest GUIDS: the simulated SA keeps at most 128 entries a port.
@@ -76,6 +128,8 @@ pub enum ControlError {
     BadPorts,
     /// NUM_VFS is a number above [`MAX_NUM_VFS`].
     TooManyVfs,
+    /// NUM_VFS starts with `pci:` and the rest is not `DDDD:BB:DD.F`.
+    BadPciAddress,
     /// GUIDS is a number outside 1 to [`MAX_PORT_GUIDS`].
     BadGuids,
     /// More fields than the file takes.
@@ -115,6 +169,9 @@ impl ControlError {
             Self::UnknownModel => "unknown MODEL: expected cx3, connectib, cx4 or cx4lx",
             Self::BadPorts => "PORTS must be 1 or 2",
             Self::TooManyVfs => "NUM_VFS must be 0 to 255",
+            Self::BadPciAddress => {
+                "a PCI parent is written pci:DDDD:BB:DD.F (as in /sys/bus/pci/devices)"
+            }
             Self::BadGuids => "GUIDS must be 1 to 128",
             Self::TrailingInput => "too many fields",
         }
@@ -209,12 +266,21 @@ pub fn parse_new_device(text: &[u8]) -> Result<NewDevice, ControlError> {
             u8::try_from(n).map_err(|_| ControlError::BadPorts)?
         }
     };
-    let num_vfs = match fields.next() {
-        None => 0,
-        Some(f) => {
-            let n = parse_count(f, Field::NumVfs, 0, u32::from(MAX_NUM_VFS))?;
-            u16::try_from(n).map_err(|_| ControlError::TooManyVfs)?
-        }
+    let (num_vfs, pci) = match fields.next() {
+        None => (0, None),
+        Some(f) => match f.strip_prefix(b"pci:") {
+            Some(addr) => (
+                0,
+                Some(PciAddr::parse(addr).ok_or(ControlError::BadPciAddress)?),
+            ),
+            None => {
+                let n = parse_count(f, Field::NumVfs, 0, u32::from(MAX_NUM_VFS))?;
+                (
+                    u16::try_from(n).map_err(|_| ControlError::TooManyVfs)?,
+                    None,
+                )
+            }
+        },
     };
     let port_guids = match fields.next() {
         None => model.port_guids,
@@ -231,6 +297,7 @@ pub fn parse_new_device(text: &[u8]) -> Result<NewDevice, ControlError> {
         model,
         ports,
         num_vfs,
+        pci,
         port_guids,
     })
 }
@@ -256,6 +323,7 @@ mod tests {
             model: &MODELS[model],
             ports,
             num_vfs,
+            pci: None,
             port_guids: 128,
         }
     }
@@ -292,6 +360,46 @@ mod tests {
                 core::str::from_utf8(text)
             );
         }
+    }
+
+    #[test]
+    fn a_pci_parent_instead_of_num_vfs() {
+        let d = parse_new_device(b"40 cx3 1 pci:0000:00:05.0\n").unwrap();
+        assert_eq!(d.num_vfs, 0);
+        assert_eq!(
+            d.pci.map(|a| a.as_bytes().to_vec()),
+            Some(b"0000:00:05.0".to_vec())
+        );
+        // Hex in either case, kept as the kernel writes names: lower case.
+        let d = parse_new_device(b"41 cx4 2 pci:00AB:1f:1F.7 16").unwrap();
+        assert_eq!(d.pci.unwrap().as_bytes(), b"00ab:1f:1f.7");
+        assert_eq!((d.ports, d.port_guids), (2, 16));
+        for bad in [
+            &b"1 cx3 1 pci:"[..],
+            b"1 cx3 1 pci:0000:00:05",
+            b"1 cx3 1 pci:00:05.0",
+            b"1 cx3 1 pci:0000:00:05.8",
+            b"1 cx3 1 pci:0000:00:20.0",
+            b"1 cx3 1 pci:0000-00:05.0",
+            b"1 cx3 1 pci:0000:00:05:0",
+            b"1 cx3 1 pci:0000:0g:05.0",
+            b"1 cx3 1 pci:0000:00:05.00",
+            b"1 cx3 1 pci:+000:00:05.0",
+            b"1 cx3 1 PCI:0000:00:05.0",
+        ] {
+            let want = if bad.starts_with(b"1 cx3 1 pci:") {
+                ControlError::BadPciAddress
+            } else {
+                ControlError::NotANumber {
+                    field: Field::NumVfs,
+                }
+            };
+            assert_eq!(parse_new_device(bad), Err(want), "{bad:?}");
+        }
+        assert_eq!(
+            parse_new_device(b"1 cx3 1 pci:0000:00:05.0 16 1"),
+            Err(ControlError::TrailingInput)
+        );
     }
 
     #[test]

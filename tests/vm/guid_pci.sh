@@ -1,0 +1,159 @@
+# SPDX-License-Identifier: GPL-2.0
+# VM tests of the VF GUID tables on a real PCI PF: the VM's nvme function
+# with SR-IOV (scripts/vm-run.sh), bound to the simulator's PCI driver and
+# taken as a simulated adapter's parent ("pci:DDDD:BB:DD.F" in
+# new_device), whose VFs the PCI core adds and removes (drivers/pci/iov.c).
+# Sourced by check.sh after guid.sh, whose helpers they use.
+
+PCIDEVS=/sys/bus/pci/devices
+
+# pci_pf: the name of the VM's SR-IOV PF (QEMU's nvme, 1b36:0010).
+pci_pf() {
+	for p in $PCIDEVS/*; do
+		[ "$(cat $p/vendor)" = 0x1b36 ] && [ "$(cat $p/device)" = 0x0010 ] &&
+			[ -e $p/sriov_totalvfs ] && { basename $p; return 0; }
+	done
+	return 1
+}
+
+# pci_vfs PF: the PCI names of PF's VFs, VF 0 first (its virtfnN links).
+pci_vfs() {
+	n=0
+	while [ -e $PCIDEVS/$1/virtfn$n ]; do
+		basename "$(readlink $PCIDEVS/$1/virtfn$n)"
+		n=$((n + 1))
+	done
+}
+
+# pci_bind PF: binds PF to the simulator's PCI driver (driver_override).
+pci_bind() {
+	echo mlx_ext_sim >$PCIDEVS/$1/driver_override && echo $1 >/sys/bus/pci/drivers_probe &&
+		[ "$(basename "$(readlink $PCIDEVS/$1/driver)")" = mlx_ext_sim ]
+}
+
+# vf_entries DEV: the first GUID entry of each VF of port 1.
+vf_entries() {
+	for f in $(fn_dirs $1 | tail -n +2); do cat $IB/$1/iov/$f/ports/1/gid_idx/0; done
+}
+
+# converged DEV ID: every VF's first entry holds what the SM assigns.
+converged() {
+	for n in $(vf_entries $1); do gid_is $1 $n $(sm_guid $2 $n) || return 1; done
+}
+
+# made_for DEV: for which numbers of VFs the tables were made, once each
+# time, since the kernel log was last marked (mark).
+made_for() {
+	dmesg | awk '/mlx_ext-test: MARK/ { n = NR } { l[NR] = $0 } END { for (i = n + 1; i <= NR; i++) print l[i] }' |
+		sed -n "s/.*$1: port 1: VF GUID table of [0-9]* GUIDs for \([0-9]*\) VFs.*/\1/p" | tr '\n' ' '
+}
+
+mark() {
+	echo "mlx_ext-test: MARK" >/dev/kmsg
+}
+
+# An adapter on the PCI PF: refused until the PF is bound to the simulator,
+# with a message; bad addresses and a second adapter on the same PF are
+# refused. Its ib_device's parent is the PF, its switch is off until an
+# administrator turns it on (a real PCI PF), and its tables are made once,
+# when the PCI core added the last VF, for exactly that many VFs, in
+# directories named by the functions' PCI names. Disabling the VFs removes
+# the tables as the first VF goes (pci_num_vf() still says 3 for a second
+# after the last), with the GUIDs deleted at the SM, and a message. Seen
+# red with the count taken from pci_num_vf() 100 ms after the last event
+# (the watch before this one).
+test_guid_pci_vfs() {
+	pf=$(pci_pf) || { echo "no SR-IOV PF in the VM"; return 1; }
+	P=$PCIDEVS/$pf
+	expect_eq "$(sim_write $SIMBUS/new_device "360 cx3 1 pci:$pf")" "No such device" "unbound PF" || return 1
+	dmesg | grep -q "mlxsim360: pci:$pf: not bound to the mlx_ext_sim PCI driver" ||
+		{ echo "no message for the unbound PF"; return 1; }
+	expect_eq "$(sim_write $SIMBUS/new_device "360 cx3 1 pci:0000:7f:00.0")" \
+		"No such file or directory" "no such function" || return 1
+	for bad in "pci:$pf.0" "pci:0000:05.0" "pci:" "pci:0000:00:05.9"; do
+		expect_eq "$(sim_write $SIMBUS/new_device "360 cx3 1 $bad")" "Invalid argument" "'$bad'" || return 1
+	done
+	pci_bind $pf || { echo "cannot bind $pf to mlx_ext_sim"; return 1; }
+	sim_new "360 cx3 1 pci:$pf" || return 1
+	d=mlxsim360 I=$IB/mlxsim360/iov S=$IB/mlxsim360/mlx_ext/vf_guid_tables
+	expect_eq "$(basename "$(readlink $IB/$d/device)")" "$pf" "the ib_device's parent" || return 1
+	expect_eq "$(sim_write $SIMBUS/new_device "361 cx4 1 pci:$pf")" "Device or resource busy" \
+		"a second adapter on the PF" || return 1
+	expect_eq "$(cat $S)" off "a PCI PF's switch" || return 1
+	echo 3 >$P/sriov_numvfs || return 1
+	[ ! -e $I ] || { echo "a tree before on"; return 1; }
+	mark
+	echo on >$S || return 1
+	[ -d $I ] || { echo "no tree after on with 3 VFs"; return 1; }
+	expect_eq "$(made_for $d)" "3 " "tables made for, at on" || return 1
+	expect_eq "$(fn_dirs $d | tr '\n' ' ')" "$(echo $pf $(pci_vfs $pf)) " "the function directories" ||
+		return 1
+	wait_until 10 converged $d 360 || { echo "never converged"; return 1; }
+	# Disabled: the tables go as the first VF does; the SM deletes the VFs' GUIDs.
+	echo clear_log >$SIMDBG/$d/sa1
+	echo 0 >$P/sriov_numvfs || return 1
+	wait_until 3 eval "[ ! -e $I ]" || { echo "the tree outlived the VFs"; return 1; }
+	[ -n "$(deletes $d)" ] || { echo "no GUID deleted at the SM"; return 1; }
+	dmesg | grep -q "$d: no VF GUID tables while the PF's VFs are going" ||
+		{ echo "no message for the VFs going"; return 1; }
+	# Enabled: made once, for all of them.
+	mark
+	echo 4 >$P/sriov_numvfs || return 1
+	wait_until 5 eval "[ -d $I ]" || { echo "no tree for 4 VFs"; return 1; }
+	wait_until 10 converged $d 360 || { echo "never converged with 4 VFs"; return 1; }
+	expect_eq "$(made_for $d)" "4 " "tables made for" || return 1
+	expect_eq "$(fn_dirs $d | tr '\n' ' ')" "$(echo $pf $(pci_vfs $pf)) " "4 VFs' directories" || return 1
+	echo 0 >$P/sriov_numvfs && echo 2 >$P/sriov_numvfs || return 1
+	wait_until 5 eval "[ -d $I ]" || { echo "no tree for 2 VFs"; return 1; }
+	expect_eq "$(split_of $d)" "2 63 63 " "the split of 2 VFs" || return 1
+	echo 0 >$P/sriov_numvfs
+	sim_del 360
+}
+
+# Teardown with SA traffic in flight on a PCI PF: the VFs disabled while
+# requests are unanswered; the PF unbound from the simulator with VFs and
+# a tree (its adapter goes first, then its VFs, as a PF's driver must: no
+# "driver left SR-IOV enabled"); the PF removed from the bus and found
+# again by a rescan. The vport model on a PCI PF: its files under the
+# VFs' PCI names.
+test_guid_pci_teardown() {
+	pf=$(pci_pf) || { echo "no SR-IOV PF in the VM"; return 1; }
+	P=$PCIDEVS/$pf
+	[ "$(basename "$(readlink $P/driver)")" = mlx_ext_sim ] || pci_bind $pf || return 1
+	sim_new "362 cx3 1 pci:$pf" || return 1
+	d=mlxsim362 I=$IB/mlxsim362/iov
+	echo on >$IB/$d/mlx_ext/vf_guid_tables && echo 2 >$P/sriov_numvfs || return 1
+	wait_until 10 converged $d 362 || { echo "never converged"; return 1; }
+	echo silent >$SIMDBG/$d/sa1
+	echo 0x77 >$I/ports/1/admin_guids/9 || return 1
+	sleep 0.2
+	echo 0 >$P/sriov_numvfs || return 1
+	wait_until 5 eval "[ ! -e $I ]" || { echo "the tree outlived its VFs"; return 1; }
+	echo accept >$SIMDBG/$d/sa1
+	echo 2 >$P/sriov_numvfs || return 1
+	wait_until 10 converged $d 362 || { echo "never converged again"; return 1; }
+	echo silent >$SIMDBG/$d/sa1
+	echo 0x78 >$I/ports/1/admin_guids/10 || return 1
+	sleep 0.2
+	echo $pf >$P/driver/unbind || return 1
+	[ ! -e $IB/$d ] || { echo "$d outlived its PCI parent"; return 1; }
+	expect_eq "$(cat $P/sriov_numvfs)" 0 "VFs after unbind" || return 1
+	dmesg | grep -q "mlxsim362: removed with its PCI parent" || { echo "no message for the removal"; return 1; }
+	if dmesg | grep -q "$pf: driver left SR-IOV enabled"; then echo "VFs left enabled"; return 1; fi
+	# The vport model: no alias table, one node and port GUID per VF.
+	pci_bind $pf && sim_new "363 cx4 1 pci:$pf" || return 1
+	d=mlxsim363 I=$IB/mlxsim363/iov
+	echo on >$IB/$d/mlx_ext/vf_guid_tables && echo 2 >$P/sriov_numvfs || return 1
+	wait_until 5 eval "[ -d $I ]" || { echo "no vport tree"; return 1; }
+	vf0=$(pci_vfs $pf | head -n1)
+	echo 0x1234 >$I/$vf0/ports/1/node_guid || return 1
+	expect_eq "$(cat $I/$vf0/ports/1/node_guid)" 1234 "VF 0's node GUID" || return 1
+	[ ! -e $I/ports ] || { echo "an alias table on a vport device"; return 1; }
+	# Removed from the bus with its VFs and adapter, then found again.
+	echo 1 >$P/remove || return 1
+	[ ! -e $IB/$d ] || { echo "$d outlived its PF"; return 1; }
+	[ ! -e $P ] || { echo "$pf still on the bus"; return 1; }
+	echo 1 >/sys/bus/pci/rescan
+	wait_until 5 eval "[ -e $P/sriov_totalvfs ]" || { echo "$pf not found by the rescan"; return 1; }
+	expect_eq "$(cat $P/sriov_numvfs)" 0 "VFs after the rescan" || return 1
+}
