@@ -1207,20 +1207,21 @@ impl DeviceGuids {
             c_str!("mlx_ext::vf_guids::Slot::work"),
             kernel::static_lock_class!(),
         )?;
-        // Without it the tables stay as they are made now.
-        let watch = VfWatch::new(&devref, &slot.kick)
-            .inspect_err(|e| {
-                pr_warn!(
-                    "{}: changes of the number of VFs will not be seen ({:?})\n",
-                    name,
-                    e
-                )
-            })
-            .ok()
-            .flatten();
         {
+            // Registered under the lock, which the work takes first: no
+            // update runs without it. Without a watch the tables stay as
+            // they are made now.
             let mut inner = slot.inner.lock();
-            inner.watch = watch;
+            inner.watch = VfWatch::new(&devref, &slot.kick)
+                .inspect_err(|e| {
+                    pr_warn!(
+                        "{}: changes of the number of VFs will not be seen ({:?})\n",
+                        name,
+                        e
+                    )
+                })
+                .ok()
+                .flatten();
             // Said by `update`; the device is fine without.
             let _ = slot.update(&mut inner, true);
         }
@@ -1261,7 +1262,12 @@ impl Slot {
             return Ok(());
         }
         let name = &self.name;
-        let pci = inner.watch.as_ref().and_then(VfWatch::pci_vfs);
+        // A PCI PF's watch that cannot read the PF (its capability gone, a
+        // surprise removal) counts no VFs; a simulated adapter's has none.
+        let pci = inner
+            .watch
+            .as_ref()
+            .map(|w| w.pci_vfs().unwrap_or_default());
         let TreePorts {
             sriov,
             changing,

@@ -487,9 +487,11 @@ struct device *mlx_ext_simdev_add(unsigned int id, u16 num_vfs);
 
 /**
  * mlx_ext_simpci_get - the PCI function named @name (pci_name()), with a
- * reference, if it is bound to the simulator's PCI driver: -ENOENT if there
- * is none of that name, -ENODEV if it is not bound to the simulator.
- * Release it with mlx_ext_simpci_put().
+ * reference, if it is bound to the simulator's PCI driver and not being
+ * unbound: -ENOENT if there is none of that name, -ENODEV if it is not
+ * bound to the simulator. Call it under the lock parent_removed takes, and
+ * keep that lock until the adapter is made. Release it with
+ * mlx_ext_simpci_put().
  */
 struct device *mlx_ext_simpci_get(const char *name);
 

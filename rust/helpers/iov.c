@@ -284,6 +284,8 @@ struct mlx_ext_vf_watch {
 	/* The VFs on the bus, by pci_iov_vf_id(); @total bits. */
 	unsigned long *present;
 	u16 total;
+	/* The PF's SR-IOV capability (pci_dev.sriov is the PCI core's). */
+	int pos;
 #endif
 };
 
@@ -301,6 +303,7 @@ static int vf_watch_sim(struct notifier_block *nb, unsigned long action,
 static int vf_of(struct mlx_ext_vf_watch *w, struct device *dev)
 {
 	struct pci_dev *vf;
+	u16 stride = 0;
 	int id;
 
 	if (!dev_is_pci(dev))
@@ -308,6 +311,14 @@ static int vf_of(struct mlx_ext_vf_watch *w, struct device *dev)
 	vf = to_pci_dev(dev);
 	if (!vf->is_virtfn || &pci_physfn(vf)->dev != w->pf)
 		return -1;
+	/*
+	 * pci_iov_vf_id() divides by the VF Stride, which a PF need not set
+	 * for a single VF (PCIe: unused when NumVFs is 0 or 1): that VF is 0.
+	 */
+	pci_read_config_word(to_pci_dev(w->pf), w->pos + PCI_SRIOV_VF_STRIDE,
+			     &stride);
+	if (!stride)
+		return 0;
 	id = pci_iov_vf_id(vf);
 	return id >= 0 && id < w->total ? id : -1;
 }
@@ -346,6 +357,9 @@ static int vf_watch_pci_start(struct mlx_ext_vf_watch *w, struct pci_dev *pf)
 	int id, ret;
 
 	w->total = pci_sriov_get_totalvfs(pf);
+	w->pos = pci_find_ext_capability(pf, PCI_EXT_CAP_ID_SRIOV);
+	if (!w->pos)
+		return -ENODEV;
 	w->present = bitmap_zalloc(w->total, GFP_KERNEL);
 	if (!w->present)
 		return -ENOMEM;
@@ -382,11 +396,8 @@ int mlx_ext_vf_watch_pci_vfs(struct mlx_ext_vf_watch *w,
 	if (w->sim)
 		return -ENODEV;
 	pf = to_pci_dev(w->pf);
+	pos = w->pos;
 	memset(out, 0, sizeof(*out));
-	/* The capability's registers: pci_dev.sriov is the PCI core's. */
-	pos = pci_find_ext_capability(pf, PCI_EXT_CAP_ID_SRIOV);
-	if (!pos)
-		return -ENODEV;
 	mutex_lock(&w->lock);
 	out->present = bitmap_weight(w->present, w->total);
 	out->first_absent = find_first_zero_bit(w->present, w->total);

@@ -17,7 +17,9 @@
  *
  * The simulator is also a PCI driver, "mlx_ext_sim", with no ID table: it
  * binds only a PCI function an administrator gives it through
- * driver_override, as mlx5_core binds a ConnectX PF. Such a function can be
+ * driver_override (new_id_store() refuses IDs for an empty table, and
+ * probe any function without an override), as mlx5_core binds a ConnectX
+ * PF. Such a function can be
  * an adapter's parent instead of a bus device (new_device's
  * "pci:DDDD:BB:DD.F"): its ib_device is then a PCI PF's, and its VFs are
  * the PCI core's, made through the PF's sriov_numvfs
@@ -73,20 +75,44 @@ static const struct bus_type simbus = {
 };
 
 #if IS_ENABLED(CONFIG_PCI)
+static struct pci_driver simpci_driver;
+
+/*
+ * The driver data of a function that may be an adapter's parent: set by
+ * probe, cleared by remove before it removes the adapters. (The driver
+ * pointer is cleared only after remove returned, pci_device_remove(): too
+ * late for new_device.)
+ */
+#define SIMPCI_PARENT ((void *)&simpci_driver)
+
 static int simpci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
+	/*
+	 * Only a function handed to us by name. (A new_id, which
+	 * pci_match_device() would take first, is refused already: an empty
+	 * ID table has no driver_data to match, new_id_store().)
+	 */
+	if (!device_has_driver_override(&pdev->dev))
+		return -ENODEV;
+	pci_set_drvdata(pdev, SIMPCI_PARENT);
 	pci_info(pdev, "mlx_ext_sim: a PCI parent for a simulated adapter (new_device ID MODEL PORTS pci:%s)\n",
 		 pci_name(pdev));
 	return 0;
 }
 
+/*
+ * No new adapter takes @pdev once its driver data is cleared: new_device
+ * checks it under the simulator's lock, which parent_removed() takes
+ * after, so an adapter made before is removed by it.
+ */
 static void simpci_remove(struct pci_dev *pdev)
 {
+	WRITE_ONCE(pdev->dev.driver_data, NULL);
 	simbus_ops->parent_removed(simbus_priv, &pdev->dev);
 	pci_disable_sriov(pdev);
 }
 
-/* No ID table: only driver_override binds it (pci_match_device()). */
+/* No ID table: only driver_override binds it (simpci_probe()). */
 static const struct pci_device_id simpci_ids[] = {
 	{ }
 };
@@ -107,13 +133,12 @@ struct device *mlx_ext_simpci_get(const char *name)
 	if (!dev)
 		return ERR_PTR(-ENOENT);
 	/*
-	 * Bound to us: its unbinding removes the adapter (simpci_remove).
-	 * Not under device_lock(), which the unbinding holds while it waits
-	 * for the caller's lock: the driver pointer is set before probe and
-	 * cleared after remove (pci_device_probe(), pci_device_remove()), so
-	 * an unbinding seen as bound calls parent_removed() later.
+	 * Bound to us and not being unbound: its unbinding removes the
+	 * adapter (simpci_remove()). Not under device_lock(), which the
+	 * unbinding holds while it waits for the caller's lock.
 	 */
-	if (READ_ONCE(to_pci_dev(dev)->driver) != &simpci_driver) {
+	if (READ_ONCE(to_pci_dev(dev)->driver) != &simpci_driver ||
+	    READ_ONCE(dev->driver_data) != SIMPCI_PARENT) {
 		put_device(dev);
 		return ERR_PTR(-ENODEV);
 	}

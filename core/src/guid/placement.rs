@@ -109,8 +109,8 @@ pub enum VfsChanging {
         /// VFs it enables.
         expected: u16,
     },
-    /// Some are gone and others not: SR-IOV is being disabled (a VF is
-    /// never removed on its own: the PCI core gives VFs no `remove` file,
+    /// Some are gone and others not: SR-IOV is being disabled (no file of
+    /// sysfs removes a VF on its own: the PCI core gives VFs no `remove`,
     /// `drivers/pci/pci-sysfs.c` `pci_dev_hp_attrs_are_visible`).
     Removing {
         /// VFs still on the bus.
@@ -145,10 +145,12 @@ impl fmt::Display for VfsChanging {
 /// when there are none; a [`VfsChanging`] in between.
 ///
 /// The PCI core adds VFs one by one, in order, after it set NumVFs and VF
-/// Enable, and sets `pci_num_vf()` only after the last; it removes them one
-/// by one from VF 0, and clears `pci_num_vf()` a second after the last
-/// (`drivers/pci/iov.c`: `sriov_enable`, `sriov_add_vfs`, `sriov_disable`,
-/// 6.12 lines 601-742). `pci_num_vf()` is therefore wrong in both windows,
+/// Enable, and sets `pci_num_vf()` only after the last; a disable removes
+/// them one by one from VF 0, and clears `pci_num_vf()` a second after the
+/// last; an enable that fails half way removes those it added from the
+/// last one down (`drivers/pci/iov.c`: `sriov_enable`, `sriov_add_vfs`,
+/// `sriov_disable`, 6.12 lines 580-742): [`VfsChanging::Adding`] until
+/// none is left. `pci_num_vf()` is therefore wrong in both windows,
 /// and what is on the bus is the truth. A PF adds `min(NumVFs,
 /// InitialVFs)` VFs (`initial` in `sriov_enable`).
 pub fn pci_vf_count(v: &PciVfs) -> Result<u16, VfsChanging> {

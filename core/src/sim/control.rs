@@ -43,38 +43,50 @@ pub struct NewDevice {
 
 /// A PCI function's address as the kernel names it (`pci_name()`,
 /// `drivers/pci/probe.c` `pci_setup_device`: `%04x:%02x:%02x.%d`, the hex
-/// digits lower case): `DDDD:BB:DD.F`.
+/// digits lower case): `DDDD:BB:DD.F`, the domain 4 to 8 hex digits (more
+/// than 4 on hosts with domains past `0xffff`: VMD, Hyper-V).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PciAddr {
-    bytes: [u8; PciAddr::LEN],
+    bytes: [u8; PciAddr::MAX_LEN],
+    len: usize,
 }
 
 impl PciAddr {
-    /// The length of the name.
-    pub const LEN: usize = 12;
+    /// The longest name: an 8-digit domain.
+    pub const MAX_LEN: usize = 16;
 
-    /// Parses `DDDD:BB:DD.F`: 4, 2 and 2 hex digits (either case, kept as
-    /// the kernel writes them, lower case), a device below `0x20` and a
-    /// function below 8.
+    /// Parses `DDDD:BB:DD.F`: 4 to 8, 2 and 2 hex digits (either case,
+    /// kept as the kernel writes them, lower case; a domain past 4 digits
+    /// has no leading zero, as `%04x` writes it), a device below `0x20`
+    /// and a function below 8.
     pub fn parse(text: &[u8]) -> Option<Self> {
-        let bytes: [u8; Self::LEN] = text.try_into().ok()?;
-        let mut out = [0u8; Self::LEN];
-        for (i, (&b, o)) in bytes.iter().zip(out.iter_mut()).enumerate() {
-            *o = match i {
-                4 | 7 => (b == b':').then_some(b)?,
-                10 => (b == b'.').then_some(b)?,
-                11 => (b'0'..=b'7').contains(&b).then_some(b)?,
+        let domain = text.iter().position(|&b| b == b':')?;
+        if !(4..=8).contains(&domain) || text.len() != domain + 8 {
+            return None;
+        }
+        if domain > 4 && text.first() == Some(&b'0') {
+            return None;
+        }
+        let mut bytes = [0u8; Self::MAX_LEN];
+        for (i, (&b, o)) in text.iter().zip(bytes.iter_mut()).enumerate() {
+            *o = match i.checked_sub(domain) {
+                Some(0) | Some(3) => (b == b':').then_some(b)?,
+                Some(6) => (b == b'.').then_some(b)?,
+                Some(7) => (b'0'..=b'7').contains(&b).then_some(b)?,
                 _ => b.is_ascii_hexdigit().then_some(b.to_ascii_lowercase())?,
             };
         }
         // The device number: 5 bits of the devfn.
-        let dev = hex(out[8])? * 16 + hex(out[9])?;
-        (dev < 0x20).then_some(Self { bytes: out })
+        let dev = hex(bytes[domain + 4])? * 16 + hex(bytes[domain + 5])?;
+        (dev < 0x20).then_some(Self {
+            bytes,
+            len: text.len(),
+        })
     }
 
     /// The name.
     pub fn as_bytes(&self) -> &[u8] {
-        &self.bytes
+        self.bytes.get(..self.len).unwrap_or(&[])
     }
 }
 
@@ -374,7 +386,14 @@ mod tests {
         let d = parse_new_device(b"41 cx4 2 pci:00AB:1f:1F.7 16").unwrap();
         assert_eq!(d.pci.unwrap().as_bytes(), b"00ab:1f:1f.7");
         assert_eq!((d.ports, d.port_guids), (2, 16));
+        let d = parse_new_device(b"42 cx3 1 pci:10000:00:05.0").unwrap();
+        assert_eq!(d.pci.unwrap().as_bytes(), b"10000:00:05.0");
+        let d = parse_new_device(b"43 cx3 1 pci:ffffffff:ff:1f.0").unwrap();
+        assert_eq!(d.pci.unwrap().as_bytes(), b"ffffffff:ff:1f.0");
         for bad in [
+            &b"1 cx3 1 pci:000:00:05.0"[..],
+            b"1 cx3 1 pci:100000000:00:05.0",
+            b"1 cx3 1 pci:00000:00:05.0",
             &b"1 cx3 1 pci:"[..],
             b"1 cx3 1 pci:0000:00:05",
             b"1 cx3 1 pci:00:05.0",
