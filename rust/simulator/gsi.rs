@@ -7,9 +7,8 @@
 //! receive on the same QP, after the send's completion, as the SA's reply
 //! arrives on a real port: no GRH, from the SM's LID and QP1, P_Key index 0.
 
-use super::adapter::SM_LID;
-use super::fabric::Pending;
-use super::queues::QpShared;
+use super::shared::{AdapterShared, SM_LID};
+use super::wr::Pending;
 use crate::sim::fabric::{Access, WcStatus};
 use crate::sim::sa::MAD_LEN;
 
@@ -20,10 +19,12 @@ pub(super) const GRH_LEN: usize = 40;
 /// The GSI QP's number.
 pub(super) const GSI_QPN: u32 = 1;
 
-/// What a send on the GSI QP of `port` did: the completion's status and
-/// byte count, and whether an answer was written to `answer`.
+/// What a send on the GSI QP of `port` of `adapter`, in protection domain
+/// `pd`, did: the completion's status and byte count, and whether an
+/// answer was written to `answer`.
 pub(super) fn send(
-    qp: &QpShared,
+    adapter: &AdapterShared,
+    pd: u32,
     port: u32,
     p: &Pending,
     answer: &mut [u8; MAD_LEN],
@@ -38,9 +39,8 @@ pub(super) fn send(
         let Some(dst) = mad.get_mut(len..len + n) else {
             return (WcStatus::LocLenErr, 0, false);
         };
-        let read = qp
-            .adapter
-            .translate_local(qp.pd, sge, u64::from(sge.length()), Access::empty())
+        let read = adapter
+            .translate_local(pd, sge, u64::from(sge.length()), Access::empty())
             .and_then(|src| src.read(dst).map_err(|_| WcStatus::LocProtErr));
         if let Err(status) = read {
             return (status, 0, false);
@@ -49,13 +49,10 @@ pub(super) fn send(
     }
     let byte_len = u32::try_from(len).unwrap_or(u32::MAX);
     // Sent; only a MAD to the SM is answered, and only while the port is up.
-    if ud.ah.dlid != SM_LID
-        || ud.remote_qpn != GSI_QPN
-        || len != MAD_LEN
-        || !qp.adapter.port_up(port)
+    if ud.ah.dlid != SM_LID || ud.remote_qpn != GSI_QPN || len != MAD_LEN || !adapter.port_up(port)
     {
         return (WcStatus::Success, byte_len, false);
     }
-    let answered = qp.adapter.sa.handle(port, &mad, answer);
+    let answered = adapter.sa.handle(port, &mad, answer);
     (WcStatus::Success, byte_len, answered)
 }

@@ -3,8 +3,8 @@
 //! A simulated adapter's debugfs knobs, `/sys/kernel/debug/mlx_ext_sim/mlxsim<ID>/`:
 //! fault injection and link changes, for tests. No stable ABI.
 
-use super::adapter::{Kind, State};
 use super::sa::SimSa;
+use super::shared::{Kind, State};
 use super::vf::VfGuids;
 use crate::ib::{debugfs, driver::Events, DirOps, File, ShowBuf};
 use crate::sim::{

@@ -2,6 +2,11 @@
 
 //! The simulator: the bus's control files, and the simulated adapters they
 //! make and remove.
+//!
+//! Its modules depend one way, each only on those before it in this
+//! order (rustfmt sorts the declarations below): `sa` and `vf`, `shared`,
+//! `wr`, `gsi`, `fabric`, `queues`, `adapter`, `knobs`
+//! (`Documentation/simulator.rst`).
 
 mod adapter;
 mod fabric;
@@ -9,7 +14,9 @@ mod gsi;
 mod knobs;
 mod queues;
 mod sa;
+mod shared;
 mod vf;
+mod wr;
 
 use crate::ib::{
     bus::{Bus, BusDevice, BusOps, ParentId},
@@ -55,7 +62,7 @@ pub struct Simulator {
     _selftest: Option<debugfs::Dir<LayerSelftest>>,
     devices: Pin<KBox<Mutex<Devices>>>,
     /// What connects the adapters' QPs.
-    fabric: Arc<fabric::Fabric>,
+    fabric: Arc<queues::SimFabric>,
     /// Where send requests execute; after `devices`: dropped (and drained)
     /// once every adapter is gone.
     wq: Arc<OwnedQueue>,

@@ -4,15 +4,19 @@
 //!
 //! Posting puts a work request on the QP's send queue and kicks the QP's
 //! work item, which executes the queue in order on the simulator's
-//! workqueue (`fabric::execute`) and completes each request on the send CQ.
+//! workqueue ([`execute`]) and completes each request on the send CQ. The
+//! rules of execution (key and access checks, atomic arithmetic, reply
+//! byte order, completion status) are `crate::sim::fabric`, pure and
+//! tested on the host; this is their kernel side.
 //! Lock order: QP (`inner`) before CQ (`ring`); the QP's `exec` mutex,
 //! held by the work item while it executes and completes a request, before
 //! both. Verbs may be called in any context: `inner` and `ring` disable
 //! interrupts.
 
-use super::adapter::{AdapterShared, Counted, SM_LID};
-use super::fabric::{self, Fabric, Pending};
+use super::fabric::Fabric;
 use super::gsi;
+use super::shared::{AdapterShared, Counted, SM_LID};
+use super::wr::Pending;
 use crate::ib::{
     driver::{
         qp_mask, CqNotifier, QpAttr, QpInitAttr, QpRef, QpState, QpType, RecvWr, Sge, Wc, WcSink,
@@ -20,7 +24,9 @@ use crate::ib::{
     sync::IrqSpinLock,
 };
 use crate::new_irq_spinlock;
-use crate::sim::fabric::{Access, QpState as RuleState, WcOpcode, WcStatus, WrOpcode};
+use crate::sim::fabric::{
+    reply_bytes, Access, AtomicOp, QpState as RuleState, WcOpcode, WcStatus, WrOpcode,
+};
 use crate::sim::sa::MAD_LEN;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
@@ -29,6 +35,9 @@ use kernel::{
     sync::{Arc, Mutex},
     workqueue::{impl_has_work, Work, WorkItem},
 };
+
+/// The fabric of the simulator's QPs.
+pub(super) type SimFabric = Fabric<QpShared>;
 
 /// A queue of fixed capacity, oldest first.
 pub(super) struct Ring<T> {
@@ -293,7 +302,7 @@ pub(super) struct RecvBuf {
 #[pin_data]
 pub(super) struct QpShared {
     pub(super) adapter: Arc<AdapterShared>,
-    pub(super) fabric: Arc<Fabric>,
+    pub(super) fabric: Arc<SimFabric>,
     pub(super) qpn: u32,
     pub(super) pd: u32,
     /// RC, or the GSI QP of `port`.
@@ -516,9 +525,9 @@ impl QpShared {
             }
             let mut answer = [0u8; MAD_LEN];
             let (status, byte_len, answered) = if self.qp_type == QpType::Gsi {
-                gsi::send(self, self.port, &p, &mut answer)
+                gsi::send(&self.adapter, self.pd, self.port, &p, &mut answer)
             } else {
-                let (status, byte_len) = fabric::execute(self, &p);
+                let (status, byte_len) = execute(self, &p);
                 (status, byte_len, false)
             };
             let done = {
@@ -627,7 +636,7 @@ impl SimQp {
     pub(super) fn new(
         counted: Counted,
         adapter: Arc<AdapterShared>,
-        fabric: Arc<Fabric>,
+        fabric: Arc<SimFabric>,
         qpn: u32,
         pd: u32,
         me: QpRef,
@@ -691,4 +700,81 @@ pub(super) fn executes(qp_type: QpType, opcode: WrOpcode) -> bool {
     opcode.is_standard_atomic()
         || opcode.is_masked_atomic()
         || matches!(opcode, WrOpcode::RegMr | WrOpcode::LocalInv)
+}
+
+/// Executes `p`, posted on `qp`: the completion's status and byte count.
+pub(super) fn execute(qp: &QpShared, p: &Pending) -> (WcStatus, u32) {
+    let r = match p.opcode {
+        WrOpcode::RegMr => match p.reg {
+            Some(reg) => qp.adapter.reg_mr(qp.pd, reg).map(|()| 0),
+            None => Err(WcStatus::LocQpOpErr),
+        },
+        WrOpcode::LocalInv => qp.adapter.invalidate(qp.pd, p.invalidate_rkey).map(|()| 0),
+        _ => match p.atomic {
+            Some(op) => atomic(qp, p, op),
+            None => Err(WcStatus::LocQpOpErr),
+        },
+    };
+    match r {
+        Ok(len) => (WcStatus::Success, len),
+        Err(status) => (status, 0),
+    }
+}
+
+/// An atomic: executed on the responder's memory, its old value written to
+/// the requester's 8-byte SGE in the requester adapter's reply byte order.
+fn atomic(qp: &QpShared, p: &Pending, op: AtomicOp) -> Result<u32, WcStatus> {
+    if qp.adapter.take_atomic_fault() {
+        // The knob's injected failure: what a responder's operational
+        // error looks like to the requester.
+        return Err(WcStatus::RemOpErr);
+    }
+    let sge = match (p.sge_count(), p.sges[0]) {
+        (1, Some(sge)) if sge.length() == 8 => sge,
+        _ => return Err(WcStatus::LocLenErr),
+    };
+    let (dlid, dest_qpn, max_rd_atomic) = {
+        let q = qp.inner.lock();
+        (q.dlid, q.dest_qpn, q.max_rd_atomic)
+    };
+    if max_rd_atomic == 0 {
+        // No RDMA READ or atomic may be outstanding: none can be sent.
+        return Err(WcStatus::LocQpOpErr);
+    }
+    let local = qp
+        .adapter
+        .translate_local(qp.pd, &sge, 8, Access::LOCAL_WRITE)?;
+    // A request nobody answers is retried until the retry count runs out.
+    let resp = qp
+        .fabric
+        .lookup(dlid, dest_qpn)
+        .ok_or(WcStatus::RetryExcErr)?;
+    let (ready, access, max_dest) = {
+        let r = resp.inner.lock();
+        let ready = matches!(
+            r.state,
+            crate::ib::driver::QpState::Rtr | crate::ib::driver::QpState::Rts
+        );
+        (ready, r.access, r.max_dest_rd_atomic)
+    };
+    if !ready {
+        return Err(WcStatus::RetryExcErr);
+    }
+    if !Access::from_bits(access).contains(Access::REMOTE_ATOMIC) || max_dest == 0 {
+        // rxe: an opcode the responder QP does not allow is an invalid
+        // request.
+        return Err(WcStatus::RemInvReqErr);
+    }
+    let old = resp
+        .adapter
+        .with_atomic_target(p.rkey, resp.pd, p.remote_addr, |target| {
+            let _serialised = qp.fabric.atomics.lock();
+            target.update_u64(|old| op.new_value(old))
+        })?
+        .map_err(|_| WcStatus::RemAccessErr)?;
+    local
+        .write(&reply_bytes(old, qp.adapter.model.reply_order))
+        .map_err(|_| WcStatus::LocProtErr)?;
+    qp.adapter.count_atomic();
+    Ok(8)
 }
