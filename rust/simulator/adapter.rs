@@ -164,9 +164,7 @@ impl Adapter {
         if take_fault(&self.shared.state.fail_create) {
             return Err(ENOMEM);
         }
-        let state = self.shared.state.clone();
-        state.live[kind as usize].fetch_add(1, Ordering::AcqRel);
-        Ok(Counted { state, kind })
+        Ok(Counted::new(self.shared.state.clone(), kind))
     }
 
     fn new_key(&self) -> Result<Key> {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The simulated fabric: how the QPs of simulated adapters reach each other
-//! (by destination LID and QP number, as on InfiniBand). What a send
+//! The simulated fabric: how the RC QPs of simulated adapters reach each
+//! other (by destination LID and QP number, as on InfiniBand). What a send
 //! request does when it executes is `queues.rs`'s.
 
 use super::shared::lid_to_device;
@@ -13,8 +13,9 @@ use kernel::{
     sync::Arc,
 };
 
-/// Every QP `Q` of every simulated adapter (`queues::QpShared`: the
-/// fabric only keeps them), and the lock that makes atomics atomic with
+/// Every RC QP `Q` of every simulated adapter (`queues::QpShared`: the
+/// fabric only keeps them), by device and QP number and reached by LID,
+/// and the lock that makes atomics atomic with
 /// respect to each other on the whole fabric.
 #[pin_data]
 pub(super) struct Fabric<Q: Send + Sync + 'static> {

@@ -10,7 +10,8 @@
 //! tested on the host; this is their kernel side.
 //! Lock order: QP (`inner`) before CQ (`ring`); the QP's `exec` mutex,
 //! held by the work item while it executes and completes a request, before
-//! both. Verbs may be called in any context: `inner` and `ring` disable
+//! both; an atomic's responder MR table (`mrs`) before the fabric's
+//! `atomics`. Verbs may be called in any context: `inner` and `ring` disable
 //! interrupts.
 
 use super::fabric::Fabric;

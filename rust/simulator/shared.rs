@@ -77,7 +77,7 @@ pub(super) struct State {
     /// some accepted: a [`CreateFaults`] word, as `fail_create`.
     pub(super) refuse_atomics: AtomicU64,
     /// Atomic opcodes the driver lacks, refused at every post with their
-    /// errno: a packed [`OpcodeRefusal`].
+    /// errno: a packed [`OpcodeRefusal`](crate::sim::faults::OpcodeRefusal).
     pub(super) refuse_opcodes: AtomicU32,
     /// How many work requests `refuse_opcodes` refused since it was written.
     pub(super) opcode_refusals: AtomicU64,
@@ -91,7 +91,6 @@ pub(super) struct State {
     pub(super) live: [AtomicU32; 4],
 }
 
-/// Takes one of `n`, if any is left.
 /// One more event counted against the [`CreateFaults`] word `word`: whether
 /// it is one to fail.
 pub(super) fn take_fault(word: &AtomicU64) -> bool {
@@ -104,7 +103,8 @@ pub(super) fn take_fault(word: &AtomicU64) -> bool {
     fails
 }
 
-pub(super) fn take_one(n: &AtomicU32) -> bool {
+/// Takes one of `n`, if any is left.
+fn take_one(n: &AtomicU32) -> bool {
     n.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
         .is_ok()
 }
@@ -123,7 +123,7 @@ pub(super) enum MrKind {
     Frwr(MappedPages),
 }
 
-/// What the adapter, its QPs and the fabric share: its identity, knobs and
+/// What the adapter, its QPs and their execution share: its identity, knobs and
 /// memory regions.
 #[pin_data]
 pub(super) struct AdapterShared {
@@ -306,8 +306,16 @@ fn in_pages(pages: &MappedPages, iova: u64, offset: u64, len: u64) -> Option<Dma
 
 /// A counted object: decrements its kind's count when dropped.
 pub(super) struct Counted {
-    pub(super) state: Arc<State>,
-    pub(super) kind: Kind,
+    state: Arc<State>,
+    kind: Kind,
+}
+
+impl Counted {
+    /// Counts one more live object of `kind`.
+    pub(super) fn new(state: Arc<State>, kind: Kind) -> Self {
+        state.live[kind as usize].fetch_add(1, Ordering::AcqRel);
+        Self { state, kind }
+    }
 }
 
 impl Drop for Counted {
