@@ -96,7 +96,7 @@ test_guid_pci_vfs() {
 	expect_eq "$(fn_dirs $d | tr '\n' ' ')" "$(echo $pf $(pci_vfs $pf)) " "the function directories" ||
 		return 1
 	wait_until 10 converged $d 360 || { echo "never converged"; return 1; }
-	# Disabled: the tables go as the first VF does; the SM deletes the VFs' GUIDs.
+	# Disabled: the tables go with the VFs; the SM deletes the VFs' GUIDs.
 	echo clear_log >$SIMDBG/$d/sa1
 	echo 0 >$P/sriov_numvfs || return 1
 	wait_until 3 eval "[ ! -e $I ]" || { echo "the tree outlived the VFs"; return 1; }
