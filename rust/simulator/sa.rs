@@ -17,15 +17,25 @@ use kernel::{
     time::Ktime,
 };
 
+/// Where a [`SimSa`] raises GID table changes.
+#[derive(Default)]
+struct EventSink {
+    /// The registered device's events; `None` until [`SimSa::set_events`].
+    events: Option<Events>,
+    /// Bit `p - 1`: port `p`'s table changed while `events` was `None`.
+    missed: u32,
+}
+
 /// The SAs of one adapter's ports.
 #[pin_data]
 pub(super) struct SimSa {
     /// Port `p`'s SA at index `p - 1`.
     #[pin]
     ports: IrqSpinLock<KVec<KBox<Sa>>>,
-    /// Where GID table changes are raised, once the device is registered.
+    /// Where GID table changes are raised, once the device is registered,
+    /// and the ports whose table changed before that.
     #[pin]
-    events: Mutex<Option<Events>>,
+    events: Mutex<EventSink>,
     /// The log's clock starts here.
     start: Ktime,
 }
@@ -51,16 +61,44 @@ impl SimSa {
         Arc::pin_init(
             pin_init!(Self {
                 ports <- new_irq_spinlock!(v, "mlx_ext_sim::sa::ports"),
-                events <- new_mutex!(None, "mlx_ext_sim::sa::events"),
+                events <- new_mutex!(EventSink::default(), "mlx_ext_sim::sa::events"),
                 start: Ktime::ktime_get(),
             }),
             GFP_KERNEL,
         )
     }
 
-    /// Raises the device's events from now on (once it is registered).
+    /// Raises the device's events from now on (once it is registered),
+    /// first `IB_EVENT_GID_CHANGE` for each port whose table changed before.
+    ///
+    /// ib_core reads a port's GID table into its cache while it registers
+    /// the device (`ib_cache_setup_one`), then adds its clients, whose SA
+    /// requests the SA may answer, on another CPU, before
+    /// `ib_register_device` returns the device to us: a change then is
+    /// raised here, or the cache would miss it until the next one.
     pub(super) fn set_events(&self, events: Events) {
-        *self.events.lock() = Some(events);
+        let mut sink = self.events.lock();
+        let missed = core::mem::take(&mut sink.missed);
+        for port in 1..=u32::BITS {
+            if missed & (1 << (port - 1)) != 0 {
+                events.gid_change(port);
+            }
+        }
+        sink.events = Some(events);
+    }
+
+    /// Raises `IB_EVENT_GID_CHANGE` on `port`, or keeps it for
+    /// [`Self::set_events`].
+    fn gid_changed(&self, port: u32) {
+        let mut sink = self.events.lock();
+        match &sink.events {
+            Some(events) => events.gid_change(port),
+            None => {
+                if let Some(bit) = port.checked_sub(1).and_then(|b| 1u32.checked_shl(b)) {
+                    sink.missed |= bit;
+                }
+            }
+        }
     }
 
     fn now_ms(&self) -> u64 {
@@ -109,9 +147,7 @@ impl SimSa {
             (answered, sa.changes() != before)
         };
         if changed {
-            if let Some(events) = &*self.events.lock() {
-                events.gid_change(port);
-            }
+            self.gid_changed(port);
         }
         answered
     }
@@ -129,9 +165,7 @@ impl SimSa {
             sa.changes() != before
         };
         if changed {
-            if let Some(events) = &*self.events.lock() {
-                events.gid_change(port);
-            }
+            self.gid_changed(port);
         }
         Ok(())
     }
