@@ -51,12 +51,17 @@ test_guid_switch_under_readers() {
 	for round in 1 2 3 4 5; do
 		[ -d $I ] || { echo "no tree in round $round"; return 1; }
 		fn=$(ls $I | grep -v '^ports$' | tail -n1)
-		pids=
+		pids= n=0
 		for f in ports/1/admin_guids/1 ports/1/gids/1 $fn/ports/1/state $fn/ports/1/gid_idx/0; do
-			readloop $I/$f 5000 >/dev/null &
+			n=$((n + 1))
+			readloop $I/$f 5000 >/tmp/readloop.$n &
 			pids="$pids $!"
 		done
-		sleep 0.5
+		# Removed only once every reader has its file open (on two
+		# CPUs under TCG a reader took more than 0.5 s to get there).
+		wait_until 10 eval '[ "$(cat /tmp/readloop.[1-4] | grep -c "^open$")" = 4 ]' ||
+			{ echo "the readers never opened their files in round $round"; return 1; }
+		sleep 0.2
 		echo off >$S || return 1
 		[ ! -e $I ] || { echo "the tree outlived off"; return 1; }
 		# Each reader ends at the removal (ENODEV), well before its 5 s.

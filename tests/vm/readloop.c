@@ -2,7 +2,8 @@
 /*
  * readloop FILE MS: reads sysfs attribute FILE from offset 0 (pread) in a
  * tight loop on one open file, for up to MS milliseconds or until the file
- * is removed (the read fails with ENODEV). Each pread runs the attribute's
+ * is removed (the read fails with ENODEV). Prints "open" once the file is
+ * open, so that a test removes it only then. Each pread runs the attribute's
  * show with an active reference held, back to back: a removal of the file
  * then finds a reader inside it, which `cat` in a loop (mostly exec and
  * open) almost never gives. Prints "reads N" and exits 0, or 2 on an error
@@ -13,6 +14,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,15 +38,17 @@ int main(int argc, char **argv)
 	}
 	fd = open(argv[1], O_RDONLY);
 	if (fd < 0) {
-		perror(argv[1]);
+		fprintf(stderr, "%s: open: %s\n", argv[1], strerror(errno));
 		return 2;
 	}
+	printf("open\n");
+	fflush(stdout);
 	end = now_ms() + atoll(argv[2]);
 	while (now_ms() < end) {
 		if (pread(fd, buf, sizeof(buf), 0) < 0) {
 			if (errno == ENODEV)
 				break;
-			perror(argv[1]);
+			fprintf(stderr, "%s: read: %s\n", argv[1], strerror(errno));
 			return 2;
 		}
 		reads++;
