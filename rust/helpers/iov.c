@@ -17,6 +17,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/unaligned.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_sa.h>
@@ -236,8 +237,9 @@ int mlx_ext_ib_get_vf_guid(struct ib_device *dev, int vf, u32 port,
 
 int mlx_ext_ib_port_gid(struct ib_device *dev, u32 port, u32 index, u8 *gid)
 {
+	unsigned long flags;
 	union ib_gid g;
-	int ret;
+	u64 prefix;
 
 	if (!rdma_is_port_valid(dev, port) ||
 	    index >= dev->port_data[port].immutable.gid_tbl_len)
@@ -249,16 +251,21 @@ int mlx_ext_ib_port_gid(struct ib_device *dev, u32 port, u32 index, u8 *gid)
 		memcpy(gid, g.raw, sizeof(g.raw));
 		return 0;
 	}
-	/* An entry without a GUID: the cache keeps no zero GID
-	 * (cache.c, add_modify_gid). mlx4's sysfs shows such an entry as the
-	 * port's subnet prefix and a zero GUID (sysfs.c, show_port_gid, from
-	 * PortInfo and GUIDInfo); the prefix is that of GID 0, the port's
-	 * own.
+	/* No entry: the cache keeps no zero GID (cache.c, add_modify_gid()),
+	 * and a refresh deletes each entry before it stores it again, so an
+	 * entry is missing for a moment while ib_core handles a GID change.
+	 * Never an error for an index of the table: the port's subnet prefix
+	 * (PortInfo's, as mlx4's sysfs.c show_port_gid() reads it) and a zero
+	 * GUID, as ib_core's own ports/N/gids/M shows zeros then (sysfs.c,
+	 * show_port_gid(): tools read every entry and stop at an error).
+	 * The prefix is read as ib_get_cached_subnet_prefix() reads it
+	 * (cache.c), which ib_core exports but declares only in its private
+	 * core_priv.h.
 	 */
-	ret = rdma_query_gid(dev, port, 0, &g);
-	if (ret)
-		return ret;
-	memcpy(gid, g.raw, 8);
+	read_lock_irqsave(&dev->cache_lock, flags);
+	prefix = dev->port_data[port].cache.subnet_prefix;
+	read_unlock_irqrestore(&dev->cache_lock, flags);
+	put_unaligned_be64(prefix, gid);
 	memset(gid + 8, 0, 8);
 	return 0;
 }

@@ -128,8 +128,9 @@ impl DeviceRef {
 
     /// GID `index` of `port` as the VF GUID tree's `gids/<n>` shows it:
     /// ib_core's cached copy of the port's table (`rdma_query_gid`), or for
-    /// an entry that holds no GUID the port's subnet prefix and zeros;
-    /// `EINVAL` past the port's table. Does not sleep.
+    /// an entry it has not (no GUID, or for a moment while ib_core
+    /// refreshes the table) the port's subnet prefix and zeros; `EINVAL`
+    /// past the port's table only. Does not sleep.
     pub fn port_gid(&self, port: u32, index: u32) -> Result<[u8; 16]> {
         let mut gid = [0u8; 16];
         // SAFETY: the device is valid (invariant); the helper writes 16

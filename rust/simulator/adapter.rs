@@ -288,12 +288,16 @@ impl Driver for Adapter {
         if index >= self.shared.port_guids {
             return Err(EINVAL);
         }
+        // The port's subnet prefix and the entry's GUID, zero for an entry
+        // without one, as both drivers read them from the firmware: mlx4_ib
+        // (main.c, __mlx4_ib_query_gid(), lines 849-879: PortInfo's prefix,
+        // GUIDInfo's GUID) and mlx5_ib on InfiniBand (mad.c,
+        // mlx5_query_mad_ifc_gids(), lines 564-583). ib_core's cache then
+        // holds every entry, and takes the port's subnet prefix from them
+        // (cache.c, config_non_roce_gid_cache(): the last entry's).
         let mut gid = [0u8; 16];
-        let guid = self.shared.sa.guid(port, index);
-        if guid != 0 {
-            gid[..8].copy_from_slice(&SUBNET_PREFIX.to_be_bytes());
-            gid[8..].copy_from_slice(&guid.to_be_bytes());
-        }
+        gid[..8].copy_from_slice(&SUBNET_PREFIX.to_be_bytes());
+        gid[8..].copy_from_slice(&self.shared.sa.guid(port, index).to_be_bytes());
         Ok(gid)
     }
 

@@ -71,7 +71,7 @@ wait_until() {
 
 # gid_is DEV N GUID: whether gids/N of port 1 shows GUID (16 hex digits).
 gid_is() {
-	[ "$(cut -d: -f5- $IB/$1/iov/ports/1/gids/$2 | tr -d :)" = "$3" ]
+	[ "$(cut -d: -f5- $IB/$1/iov/ports/1/gids/$2 2>/dev/null | tr -d :)" = "$3" ]
 }
 
 # sm_guid DEV_ID N: what the simulated SM assigns to entry N of port 1.
