@@ -724,7 +724,13 @@ impl VportIov {
         };
         let made_for = copy_tree(tree)?;
         let iov = Dir::new_empty(devref.device(), c_str!("iov"), NoFiles)?;
-        let functions = function_dirs(devref.device(), &iov, sriov, num_vfs.saturating_add(1))?;
+        let functions = function_dirs(
+            devref.device(),
+            name,
+            &iov,
+            sriov,
+            num_vfs.saturating_add(1),
+        )?;
         let mut ports = KVec::new();
         // mlx5 keeps one node and one port GUID per VF whatever the port
         // (ib_virt.c: `vfs_ctx[vf]`, the firmware command on port 1): one
@@ -774,6 +780,7 @@ impl VportIov {
 /// its PF's.
 fn function_dirs(
     dev: &Device,
+    name: &DeviceName,
     iov: &Dir<NoFiles>,
     sriov: &Sriov,
     count: u16,
@@ -790,7 +797,7 @@ fn function_dirs(
             (Sriov::PciPf { .. }, vf) => {
                 let Some(n) = dev.pci_vf_name(vf - 1) else {
                     // Gone since it was counted: the watch kicks again.
-                    pr_info!("VF {} is not on the PCI bus any more\n", vf - 1);
+                    pr_info!("{}: VF {} is not on the PCI bus any more\n", name, vf - 1);
                     return Err(ENODEV);
                 };
                 let b = n.as_bytes();
@@ -1045,7 +1052,7 @@ impl DeviceIov {
         let names = index_names()?;
         let iov_dir = Dir::new_empty(dev, c_str!("iov"), NoFiles)?;
         let ports_dir = Dir::new_empty(&iov_dir, c_str!("ports"), NoFiles)?;
-        d.functions = function_dirs(dev, &iov_dir, sriov, num_functions)?;
+        d.functions = function_dirs(dev, name, &iov_dir, sriov, num_functions)?;
         for p in d.ports.iter() {
             let split = *p.state.lock().engine.split();
             let entries = usize::from(split.port_guids());

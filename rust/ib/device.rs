@@ -102,34 +102,22 @@ impl Device {
     #[cfg(not(mlx_ext_provider))]
     pub fn sriov(&self) -> Sriov {
         let mut num_vfs = 0u16;
-        let mut name = PfName {
-            bytes: [0; 16],
-            len: 0,
-        };
-        // SAFETY: the device is valid and registered (type invariant), so
-        // its parent, and the module of the parent's bus, are alive; the
-        // helper writes at most 16 bytes, NUL included, into `name.bytes`.
-        let ret = unsafe {
-            bindings::mlx_ext_ib_sim_info(
-                self.as_raw(),
-                &mut num_vfs,
-                name.bytes.as_mut_ptr(),
-                name.bytes.len(),
-            )
-        };
+        let (ret, name) = PfName::fill(|buf, len| {
+            // SAFETY: the device is valid and registered (type invariant),
+            // so its parent, and the module of the parent's bus, are alive;
+            // the helper writes at most `len` bytes, NUL included, at `buf`
+            // (`PfName::fill`).
+            unsafe { bindings::mlx_ext_ib_sim_info(self.as_raw(), &mut num_vfs, buf, len) }
+        });
         if ret == 0 {
-            name.measure();
             return Sriov::Sim { num_vfs, name };
         }
-        // SAFETY: as above.
-        let vfs = unsafe {
-            bindings::mlx_ext_ib_pci_vfs(self.as_raw(), name.bytes.as_mut_ptr(), name.bytes.len())
-        };
+        let (vfs, name) = PfName::fill(|buf, len| {
+            // SAFETY: as above.
+            unsafe { bindings::mlx_ext_ib_pci_vfs(self.as_raw(), buf, len) }
+        });
         match u16::try_from(vfs) {
-            Ok(num_vfs) => {
-                name.measure();
-                Sriov::PciPf { num_vfs, name }
-            }
+            Ok(num_vfs) => Sriov::PciPf { num_vfs, name },
             Err(_) => Sriov::None,
         }
     }
@@ -138,24 +126,13 @@ impl Device {
     /// `None` if the parent is not one, or the VF is not on the bus.
     #[cfg(not(mlx_ext_provider))]
     pub fn pci_vf_name(&self, vf: u16) -> Option<PfName> {
-        let mut name = PfName {
-            bytes: [0; 16],
-            len: 0,
-        };
-        // SAFETY: the device is valid and registered (type invariant), so
-        // is its parent; the helper writes at most 16 bytes, NUL included.
-        let ret = unsafe {
-            bindings::mlx_ext_ib_pci_vf_name(
-                self.as_raw(),
-                vf,
-                name.bytes.as_mut_ptr(),
-                name.bytes.len(),
-            )
-        };
-        (ret == 0).then(|| {
-            name.measure();
-            name
-        })
+        let (ret, name) = PfName::fill(|buf, len| {
+            // SAFETY: the device is valid and registered (type invariant),
+            // so is its parent; the helper writes at most `len` bytes, NUL
+            // included, at `buf` (`PfName::fill`).
+            unsafe { bindings::mlx_ext_ib_pci_vf_name(self.as_raw(), vf, buf, len) }
+        });
+        (ret == 0).then_some(name)
     }
 
     /// The number of the device's last port (ports are numbered from 1).
@@ -252,14 +229,13 @@ pub struct PfName {
 
 #[cfg(not(mlx_ext_provider))]
 impl PfName {
-    /// Sets the length to that of the NUL-terminated string the helpers
-    /// wrote.
-    fn measure(&mut self) {
-        self.len = self
-            .bytes
-            .iter()
-            .position(|&b| b == 0)
-            .unwrap_or(self.bytes.len());
+    /// A name `write` writes as a NUL-terminated string of at most `len`
+    /// bytes at `buf`, zeroed before; and what `write` returned.
+    fn fill<R>(write: impl FnOnce(*mut u8, usize) -> R) -> (R, Self) {
+        let mut bytes = [0u8; 16];
+        let r = write(bytes.as_mut_ptr(), bytes.len());
+        let len = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        (r, Self { bytes, len })
     }
 
     /// The name's bytes.
