@@ -52,6 +52,13 @@ mark() {
 	echo "mlx_ext-test: MARK" >/dev/kmsg
 }
 
+# tables_for DEV PF N: DEV's tables were made once since the mark, for N
+# VFs, in directories named by the PCI names of PF and its VFs.
+tables_for() {
+	expect_eq "$(made_for $1)" "$3 " "tables made for" &&
+		expect_eq "$(fn_dirs $1 | tr '\n' ' ')" "$(echo $2 $(pci_vfs $2)) " "the function directories"
+}
+
 # An adapter on the PCI PF: refused until the PF is bound to the simulator,
 # with a message; bad addresses and a second adapter on the same PF are
 # refused. Its ib_device's parent is the PF, its switch is off until an
@@ -86,9 +93,7 @@ test_guid_pci_vfs() {
 	mark
 	echo on >$S || return 1
 	[ -d $I ] || { echo "no tree after on with 3 VFs"; return 1; }
-	expect_eq "$(made_for $d)" "3 " "tables made for, at on" || return 1
-	expect_eq "$(fn_dirs $d | tr '\n' ' ')" "$(echo $pf $(pci_vfs $pf)) " "the function directories" ||
-		return 1
+	tables_for $d $pf 3 || return 1
 	wait_until 10 converged $d 360 || { echo "never converged"; return 1; }
 	# Disabled: the tables go with the VFs; the SM deletes the VFs' GUIDs.
 	echo clear_log >$SIMDBG/$d/sa1
@@ -100,8 +105,7 @@ test_guid_pci_vfs() {
 	echo 4 >$P/sriov_numvfs || return 1
 	wait_until 5 eval "[ -d $I ]" || { echo "no tree for 4 VFs"; return 1; }
 	wait_until 10 converged $d 360 || { echo "never converged with 4 VFs"; return 1; }
-	expect_eq "$(made_for $d)" "4 " "tables made for" || return 1
-	expect_eq "$(fn_dirs $d | tr '\n' ' ')" "$(echo $pf $(pci_vfs $pf)) " "4 VFs' directories" || return 1
+	tables_for $d $pf 4 || return 1
 	echo 0 >$P/sriov_numvfs && echo 2 >$P/sriov_numvfs || return 1
 	wait_until 5 eval "[ -d $I ]" || { echo "no tree for 2 VFs"; return 1; }
 	expect_eq "$(split_of $d)" "2 63 63 " "the split of 2 VFs" || return 1
@@ -127,9 +131,7 @@ test_guid_pci_teardown() {
 	mark
 	echo on >$IB/$d/mlx_ext/vf_guid_tables || return 1
 	[ -d $I ] || { echo "no tree for the VFs already there"; return 1; }
-	expect_eq "$(made_for $d)" "2 " "tables made for, VFs already there" || return 1
-	expect_eq "$(fn_dirs $d | tr '\n' ' ')" "$(echo $pf $(pci_vfs $pf)) " "the function directories" ||
-		return 1
+	tables_for $d $pf 2 || return 1
 	wait_until 10 converged $d 362 || { echo "never converged"; return 1; }
 	echo silent >$SIMDBG/$d/sa1
 	echo 0x77 >$I/ports/1/admin_guids/9 || return 1
@@ -170,4 +172,59 @@ test_guid_pci_teardown() {
 	expect_eq "$(sim_write /sys/bus/pci/drivers/mlx_ext_sim/new_id "${ven#0x} ${dev#0x}")" \
 		"Invalid argument" "new_id" || return 1
 	[ ! -e $P/driver ] || { echo "$pf bound after new_id"; return 1; }
+}
+
+# Each allocation mlx_ext makes fails in turn (failslab, as in
+# test_guid_failslab_add) while a simulated ConnectX-4 is added on the PCI
+# PF with its VFs enabled (the PCI watch: its state and its bitmap of VFs),
+# then while its vport tables are made at `on`. A failed watch leaves the
+# device with a message (the count then comes from pci_num_vf()); failed
+# tables leave none, with a message, and `on` fails. Nothing crashes,
+# leaks (test_no_leaks) or splats, and afterwards the tables work.
+test_guid_failslab_pci() {
+	[ -d $FAILSLAB ] || { echo "no $FAILSLAB"; return $KSFT_SKIP; }
+	pf=$(pci_pf) || { echo "no SR-IOV PF in the VM"; return 1; }
+	P=$PCIDEVS/$pf
+	[ "$(basename "$(readlink $P/driver)")" = mlx_ext_sim ] || pci_bind $pf || return 1
+	echo 2 >$P/sriov_numvfs || return 1
+	d=mlxsim364 I=$IB/mlxsim364/iov S=$IB/mlxsim364/mlx_ext/vf_guid_tables
+	failslab_on_mlx_ext
+	mark
+	n=1 rc=0 adds=0 t0=$(date +%s)
+	while [ $n -le 300 ]; do
+		echo 1 >$FAILSLAB/times
+		sh -c "echo $n >/proc/self/fail-nth && exec echo '364 cx4 1 pci:$pf' >$SIMBUS/new_device" ||
+			{ echo "add, allocation $n: new_device failed"; rc=1; break; }
+		[ "$(cat $FAILSLAB/times)" = 1 ] && break
+		adds=$((adds + 1))
+		echo 364 >$SIMBUS/del_device || { rc=1; break; }
+		n=$((n + 1))
+	done
+	unwatched=$(dmesg | sed -n '/mlx_ext-test: MARK/,$p' | grep -c "$d: changes of the number of VFs will not be seen")
+	n=1 ons=0 refused=0
+	while [ $rc = 0 ] && [ $n -le 300 ]; do
+		echo 1 >$FAILSLAB/times
+		sh -c "echo $n >/proc/self/fail-nth && exec echo on >$S" 2>/dev/null || refused=$((refused + 1))
+		[ "$(cat $FAILSLAB/times)" = 1 ] && break
+		ons=$((ons + 1))
+		if [ -e $I ] && [ ! -e $I/$(pci_vfs $pf | head -n1)/ports/1/node_guid ]; then
+			echo "on, allocation $n: a tree without its files"; rc=1
+		fi
+		echo off >$S || rc=1
+		n=$((n + 1))
+	done
+	failslab_off
+	echo "$adds adds and $ons ons failed an allocation in $(($(date +%s) - t0)) s: $unwatched left no PCI watch, $refused refused on"
+	[ $rc = 0 ] || return 1
+	[ $unwatched -ge 1 ] || { echo "the watch's allocations never reached"; return 1; }
+	[ $refused -ge 1 ] || { echo "no on refused"; return 1; }
+	dmesg | grep -q "$d: no VF GUID tables" || { echo "no message for the missing tables"; return 1; }
+	# Nothing failed: the tables work, and follow the VFs.
+	[ -d $I ] || { echo "no tree once nothing fails"; return 1; }
+	vf1=$(pci_vfs $pf | tail -n1)
+	echo 0x4321 >$I/$vf1/ports/1/port_guid || return 1
+	expect_eq "$(cat $I/$vf1/ports/1/port_guid)" 4321 "VF 1's port GUID" || return 1
+	echo 0 >$P/sriov_numvfs || return 1
+	wait_until 5 eval "[ ! -e $I ]" || { echo "the tree outlived the VFs"; return 1; }
+	sim_del 364
 }
