@@ -420,6 +420,13 @@ bool mlx_ext_ib_cq_usable(const struct ib_cq *cq);
 bool mlx_ext_ib_cq_cqe_model(const struct ib_cq *cq);
 
 /**
+ * mlx_ext_ib_cq_quiesce - waits until no ib_core poll handler of @cq still
+ * runs, before its driver destroys it (a race of ib_poll_handler() with
+ * ib_free_cq(); the helper says why). Sleeps.
+ */
+void mlx_ext_ib_cq_quiesce(struct ib_cq *cq);
+
+/**
  * mlx_ext_ib_dma_map_replies - map the @len bytes of reply buffers at @buf
  * for @dev to write (DMA_FROM_DEVICE) at *@addr, once for all their uses;
  * 0 or -ENOMEM
@@ -542,10 +549,18 @@ int mlx_ext_ib_get_vf_guid(struct ib_device *dev, int vf, u32 port,
 /**
  * mlx_ext_ib_port_gid - GID @index of @port of @dev, as gids/<n> of the
  * VF GUID tree shows it, into @gid (16 bytes): ib_core's cached copy of
- * the port's table (rdma_query_gid), or for an entry that holds no GUID
- * the port's subnet prefix and zeros; -EINVAL past the port's table
+ * the port's table (rdma_query_gid), or for an entry it has not (no GUID,
+ * or for a moment while ib_core refreshes the table) the port's subnet
+ * prefix and zeros; -EINVAL past the port's table only
  */
 int mlx_ext_ib_port_gid(struct ib_device *dev, u32 port, u32 index, u8 *gid);
+
+/**
+ * mlx_ext_ib_port_guid - the GUID of InfiniBand @port of @dev, the lower
+ * half of its GID 0 in ib_core's cache, into @guid (host order); waits out
+ * ib_core's refresh of the table (up to about 20 ms). Sleeps.
+ */
+int mlx_ext_ib_port_guid(struct ib_device *dev, u32 port, u64 *guid);
 
 /**
  * mlx_ext_ib_pci_vfs - the number of VFs of @dev's parent if it is a PCI

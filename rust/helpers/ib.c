@@ -177,6 +177,21 @@ bool mlx_ext_ib_cq_cqe_model(const struct ib_cq *cq)
 	return cq && cq->wc;
 }
 
+void mlx_ext_ib_cq_quiesce(struct ib_cq *cq)
+{
+	/* ib_poll_handler() (cq.c, lines 157-163) calls irq_poll_complete()
+	 * and then re-arms the CQ with ib_req_notify_cq(): irq_poll_disable()
+	 * in ib_free_cq() can return in between, on another CPU, and
+	 * ib_free_cq() then destroys and frees the CQ the handler is still to
+	 * use (a KASAN use-after-free in req_notify_cq, from ksoftirqd, seen
+	 * with two CPUs). The handler runs in softirq context, which is a
+	 * read-side critical section of RCU: a grace period waits it out.
+	 * (poll_ctx is IB_POLL_SOFTIRQ, 0, also for a CQ of ib_create_cq().)
+	 */
+	if (cq->poll_ctx == IB_POLL_SOFTIRQ)
+		synchronize_rcu();
+}
+
 int mlx_ext_ib_dma_map_replies(struct ib_device *dev, void *buf, size_t len,
 			       u64 *addr)
 {

@@ -303,6 +303,10 @@ impl<T: Driver> Adapter<T> {
         // `ib_free_cq`, `pre_destroy_cq` did it already (idempotent); this
         // covers `ib_destroy_cq_user`, which has no such step.
         obj.layer().kill();
+        // And ib_core's own poller is done with the CQ: `ib_free_cq` stops
+        // it, but its handler can still be re-arming the CQ (the helper).
+        // SAFETY: `cq` is valid until this returns.
+        unsafe { bindings::mlx_ext_ib_cq_quiesce(cq) };
         dev.destroy_cq(obj);
         // SAFETY: ib_core frees the CQ after this returns, unused.
         unsafe { obj.drop_data() };
