@@ -6,6 +6,7 @@
  * by rust/ib/ only.
  */
 
+#include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/if_link.h>
 #include <linux/jiffies.h>
@@ -256,8 +257,9 @@ int mlx_ext_ib_port_gid(struct ib_device *dev, u32 port, u32 index, u8 *gid)
 	 * entry is missing for a moment while ib_core handles a GID change.
 	 * Never an error for an index of the table: the port's subnet prefix
 	 * (PortInfo's, as mlx4's sysfs.c show_port_gid() reads it) and a zero
-	 * GUID, as ib_core's own ports/N/gids/M shows zeros then (sysfs.c,
-	 * show_port_gid(): tools read every entry and stop at an error).
+	 * GUID, as ib_core's own ports/N/gids/M never fails then (sysfs.c,
+	 * show_port_gid(): tools read every entry and stop at an error; it
+	 * shows an all-zero GID there).
 	 * The prefix is read as ib_get_cached_subnet_prefix() reads it
 	 * (cache.c), which ib_core exports but declares only in its private
 	 * core_priv.h.
@@ -267,6 +269,29 @@ int mlx_ext_ib_port_gid(struct ib_device *dev, u32 port, u32 index, u8 *gid)
 	read_unlock_irqrestore(&dev->cache_lock, flags);
 	put_unaligned_be64(prefix, gid);
 	memset(gid + 8, 0, 8);
+	return 0;
+}
+
+int mlx_ext_ib_port_guid(struct ib_device *dev, u32 port, u64 *guid)
+{
+	union ib_gid g;
+	int tries = 0;
+	int ret;
+
+	if (!rdma_is_port_valid(dev, port))
+		return -EINVAL;
+	/* GID 0 of an InfiniBand port, its GUID, is always there but while
+	 * ib_core refreshes its copy of the table after a GID change: it
+	 * deletes each entry before it stores it again (cache.c,
+	 * add_modify_gid(), under the table's mutex, so the gap is one
+	 * allocation long). A missing GID 0 is that gap: wait it out.
+	 */
+	while ((ret = rdma_query_gid(dev, port, 0, &g)) == -ENOENT &&
+	       ++tries < 100)
+		usleep_range(100, 200);
+	if (ret)
+		return ret;
+	*guid = be64_to_cpu(g.global.interface_id);
 	return 0;
 }
 

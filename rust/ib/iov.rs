@@ -108,22 +108,17 @@ impl DeviceRef {
         unsafe { Device::from_raw(self.raw.as_ptr()) }
     }
 
-    /// The GUID of `port`: the lower half of its GID 0 (`rdma_query_gid`).
+    /// The GUID of InfiniBand `port`: the lower half of its GID 0 in
+    /// ib_core's cache (`rdma_query_gid`), read once ib_core's refresh of
+    /// the table after a GID change let it be. Sleeps.
     pub fn port_guid(&self, port: u32) -> Result<u64> {
-        // A real `union ib_gid` (8-byte aligned: C reads its `global`
-        // halves as `__be64`), not a byte array standing in for it.
-        let mut gid = core::mem::MaybeUninit::<bindings::ib_gid>::zeroed();
-        // SAFETY: the device is valid (invariant); `rdma_query_gid` fills
-        // the union on success.
+        let mut guid = 0u64;
+        // SAFETY: the device is valid (invariant); the helper writes
+        // `guid` on success.
         kernel::error::to_result(unsafe {
-            bindings::rdma_query_gid(self.raw.as_ptr(), port, 0, gid.as_mut_ptr())
+            bindings::mlx_ext_ib_port_guid(self.raw.as_ptr(), port, &mut guid)
         })?;
-        // SAFETY: zeroed, then filled: 16 initialised bytes, which any
-        // `[u8; 16]` is (the union's `raw` member, size checked in ops.rs).
-        let raw: [u8; 16] = unsafe { core::mem::transmute(gid.assume_init()) };
-        let mut guid = [0u8; 8];
-        guid.copy_from_slice(raw.get(8..).ok_or(EINVAL)?);
-        Ok(u64::from_be_bytes(guid))
+        Ok(guid)
     }
 
     /// GID `index` of `port` as the VF GUID tree's `gids/<n>` shows it:

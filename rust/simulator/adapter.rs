@@ -294,7 +294,13 @@ impl Driver for Adapter {
         // GUIDInfo's GUID) and mlx5_ib on InfiniBand (mad.c,
         // mlx5_query_mad_ifc_gids(), lines 564-583). ib_core's cache then
         // holds every entry, and takes the port's subnet prefix from them
-        // (cache.c, config_non_roce_gid_cache(): the last entry's).
+        // (cache.c, config_non_roce_gid_cache(): the last entry's). This is
+        // mlx4's network view (netw_view 1), what its own iov `gids/` reads
+        // (sysfs.c, show_port_gid()): in SR-IOV mode mlx4_ib gives ib_core
+        // zero GUIDs past entry 0 (main.c, lines 861-867), but runs its own
+        // tables there and mlx_ext makes none (`driver_iov` in
+        // vf_guids.rs). The simulated ConnectX-3 stands for a driver that
+        // reports the port's alias GUIDs to ib_core.
         let mut gid = [0u8; 16];
         gid[..8].copy_from_slice(&SUBNET_PREFIX.to_be_bytes());
         gid[8..].copy_from_slice(&self.shared.sa.guid(port, index).to_be_bytes());

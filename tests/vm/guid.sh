@@ -70,8 +70,9 @@ wait_until() {
 }
 
 # gid_is DEV N GUID: whether gids/N of port 1 shows GUID (16 hex digits).
+# False while the tree is not there; a read error is shown.
 gid_is() {
-	[ "$(cut -d: -f5- $IB/$1/iov/ports/1/gids/$2 2>/dev/null | tr -d :)" = "$3" ]
+	[ -e $IB/$1/iov/ports/1/gids/$2 ] && [ "$(cut -d: -f5- $IB/$1/iov/ports/1/gids/$2 | tr -d :)" = "$3" ]
 }
 
 # sm_guid DEV_ID N: what the simulated SM assigns to entry N of port 1.

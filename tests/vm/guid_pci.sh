@@ -44,8 +44,12 @@ converged() {
 # made_for DEV: for which numbers of VFs the tables were made, once each
 # time, since the kernel log was last marked (mark).
 made_for() {
-	dmesg | awk '/mlx_ext-test: MARK/ { n = NR } { l[NR] = $0 } END { for (i = n + 1; i <= NR; i++) print l[i] }' |
-		sed -n "s/.*$1: port 1: VF GUID table of [0-9]* GUIDs for \([0-9]*\) VFs.*/\1/p" | tr '\n' ' '
+	since_mark | sed -n "s/.*$1: port 1: VF GUID table of [0-9]* GUIDs for \([0-9]*\) VFs.*/\1/p" | tr '\n' ' '
+}
+
+# since_mark: the kernel log after the last mark.
+since_mark() {
+	dmesg | awk '/mlx_ext-test: MARK/ { n = NR } { l[NR] = $0 } END { for (i = n + 1; i <= NR; i++) print l[i] }'
 }
 
 mark() {
@@ -191,21 +195,29 @@ test_guid_failslab_pci() {
 	failslab_on_mlx_ext
 	mark
 	n=1 rc=0 adds=0 t0=$(date +%s)
-	while [ $n -le 300 ]; do
+	while :; do
+		[ $n -le 300 ] || { echo "adds still failing after 300 steps"; rc=1; break; }
 		echo 1 >$FAILSLAB/times
 		sh -c "echo $n >/proc/self/fail-nth && exec echo '364 cx4 1 pci:$pf' >$SIMBUS/new_device" ||
 			{ echo "add, allocation $n: new_device failed"; rc=1; break; }
+		[ -e $IB/$d ] || { echo "add, allocation $n: $d missing"; rc=1; break; }
 		[ "$(cat $FAILSLAB/times)" = 1 ] && break
 		adds=$((adds + 1))
 		echo 364 >$SIMBUS/del_device || { rc=1; break; }
 		n=$((n + 1))
 	done
-	unwatched=$(dmesg | sed -n '/mlx_ext-test: MARK/,$p' | grep -c "$d: changes of the number of VFs will not be seen")
+	unwatched=$(since_mark | grep -c "$d: changes of the number of VFs will not be seen")
 	n=1 ons=0 refused=0
-	while [ $rc = 0 ] && [ $n -le 300 ]; do
+	while [ $rc = 0 ]; do
+		[ $n -le 300 ] || { echo "on still failing after 300 steps"; rc=1; break; }
 		echo 1 >$FAILSLAB/times
-		sh -c "echo $n >/proc/self/fail-nth && exec echo on >$S" 2>/dev/null || refused=$((refused + 1))
-		[ "$(cat $FAILSLAB/times)" = 1 ] && break
+		if sh -c "echo $n >/proc/self/fail-nth && exec echo on >$S" 2>/dev/null; then
+			[ "$(cat $FAILSLAB/times)" = 1 ] && break
+		else
+			refused=$((refused + 1))
+			[ ! -e $I ] || { echo "on, allocation $n: refused, yet a tree"; rc=1; }
+			expect_eq "$(cat $S)" off "on, allocation $n: the switch after a refused on" || rc=1
+		fi
 		ons=$((ons + 1))
 		if [ -e $I ] && [ ! -e $I/$(pci_vfs $pf | head -n1)/ports/1/node_guid ]; then
 			echo "on, allocation $n: a tree without its files"; rc=1

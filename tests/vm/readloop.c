@@ -6,8 +6,9 @@
  * open, so that a test removes it only then. Each pread runs the attribute's
  * show with an active reference held, back to back: a removal of the file
  * then finds a reader inside it, which `cat` in a loop (mostly exec and
- * open) almost never gives. Prints "reads N" and exits 0, or 2 on an error
- * other than the removal. Built statically into the test guest
+ * open) almost never gives. Prints "reads N" and exits 0 at the removal, 3
+ * if MS went by without one, or 2 on another error. Built statically into
+ * the test guest
  * (scripts/mkinitramfs.sh).
  */
 #include <errno.h>
@@ -46,13 +47,15 @@ int main(int argc, char **argv)
 	end = now_ms() + atoll(argv[2]);
 	while (now_ms() < end) {
 		if (pread(fd, buf, sizeof(buf), 0) < 0) {
-			if (errno == ENODEV)
-				break;
+			if (errno == ENODEV) {
+				printf("reads %lld\n", reads);
+				return 0;
+			}
 			fprintf(stderr, "%s: read: %s\n", argv[1], strerror(errno));
 			return 2;
 		}
 		reads++;
 	}
-	printf("reads %lld\n", reads);
-	return 0;
+	fprintf(stderr, "%s: not removed in %s ms (reads %lld)\n", argv[1], argv[2], reads);
+	return 3;
 }
