@@ -536,13 +536,11 @@ EOF_STATS
 	failslab_on_mlx_ext
 	n=1 rc=0 post_enomem=0 got=
 	while [ $n -le 60 ]; do
-		echo 1 >$FAILSLAB/times
-		sh -c "echo $n >/proc/self/fail-nth && echo 'flight mlxsim0 softirq 24 24 masked' >$ULPCTL" ||
+		fail_nth $n "echo 'flight mlxsim0 softirq 24 24 masked' >$ULPCTL" ||
 			{ echo "allocation $n: the command failed"; rc=1; break; }
 		got=$(cat $ULPCTL)
-		injected=$(( $(cat $FAILSLAB/times) == 0 ))
 		case "$got" in
-		"ok ops 24 "*) [ $injected = 0 ] && break ;;
+		"ok ops 24 "*) [ $INJECTED = 0 ] && break ;;
 		"err op -12") post_enomem=$((post_enomem + 1)) ;;
 		"err "*" -12") ;;
 		*) echo "allocation $n: $got"; rc=1; break ;;

@@ -255,6 +255,20 @@ EOF_RANGE
 	echo 0 >$FAILSLAB/probability
 }
 
+# Runs the shell command CMD in a task whose Nth allocation made with
+# mlx_ext's code on the stack fails (failslab_on_mlx_ext's filter, and
+# /proc/self/fail-nth, which counts the allocations of this one task; exec
+# keeps the task). Returns CMD's status, and sets INJECTED to 1 when the
+# failure was injected, 0 when CMD made fewer than N such allocations
+# (failslab's `times`, set to 1 here, drops to 0 when it fails one).
+fail_nth() {
+	echo 1 >$FAILSLAB/times
+	sh -c "echo $1 >/proc/self/fail-nth && exec $2"
+	fail_nth_rc=$?
+	INJECTED=$(( $(cat $FAILSLAB/times) == 0 ))
+	return $fail_nth_rc
+}
+
 failslab_off() {
 	echo 0 >$FAILSLAB/times
 	echo 0 >$FAILSLAB/require-start
@@ -267,21 +281,19 @@ failslab_off() {
 # adds a device, in turn (fail-nth, filtered by the stack trace): the device
 # comes up without an mlx_ext directory (or, where the allocation was
 # kmemleak's own, which falls back to its pool, with one), nothing leaks or
-# splats, and the device and the module work afterwards. failslab's `times`,
-# set to 1 before each step, drops to 0 when a failure was injected: the
-# loop ends at the first step with none, past the last allocation.
+# splats, and the device and the module work afterwards. The loop ends at
+# the first step where no failure was injected (fail_nth), past the last
+# allocation.
 test_failslab_add_path() {
 	[ -d $FAILSLAB ] || { echo "no $FAILSLAB"; return $KSFT_SKIP; }
 	rdma link delete rxe0 || return 1
 	failslab_on_mlx_ext
 	n=1 rc=0 refused=0 absorbed=0 t0=$(date +%s)
 	while [ $n -le 300 ]; do
-		echo 1 >$FAILSLAB/times
-		# fail-nth counts the allocations of this one task; exec keeps it.
-		sh -c "echo $n >/proc/self/fail-nth && exec rdma link add rxe0 type rxe netdev eth0" ||
+		fail_nth $n "rdma link add rxe0 type rxe netdev eth0" ||
 			{ echo "allocation $n: rdma link add failed"; rc=1; break; }
 		[ -e $IB/rxe0 ] || { echo "allocation $n: rxe0 missing"; rc=1; break; }
-		if [ "$(cat $FAILSLAB/times)" = 1 ]; then
+		if [ $INJECTED = 0 ]; then
 			# Nothing left to fail: the add went through.
 			[ -d $DIR ] || { echo "no failure injected, yet no $DIR"; rc=1; }
 			break
@@ -312,11 +324,10 @@ test_guid_failslab_add() {
 	n=1 steps=0 rc=0 no_mlx_ext=0 no_tables=0 absorbed=0 t0=$(date +%s)
 	while [ $steps -le 200 ]; do
 		steps=$((steps + 1))
-		echo 1 >$FAILSLAB/times
-		sh -c "echo $n >/proc/self/fail-nth && exec echo '340 cx3 1 1' >$SIMBUS/new_device" ||
+		fail_nth $n "echo '340 cx3 1 1' >$SIMBUS/new_device" ||
 			{ echo "allocation $n: new_device failed"; rc=1; break; }
 		[ -e $IB/mlxsim340 ] || { echo "allocation $n: mlxsim340 missing"; rc=1; break; }
-		if [ "$(cat $FAILSLAB/times)" = 1 ]; then
+		if [ $INJECTED = 0 ]; then
 			[ -d $IB/mlxsim340/iov ] || { echo "no failure injected, yet no tables"; rc=1; }
 			break
 		fi

@@ -197,11 +197,10 @@ test_guid_failslab_pci() {
 	n=1 rc=0 adds=0 t0=$(date +%s)
 	while :; do
 		[ $n -le 300 ] || { echo "adds still failing after 300 steps"; rc=1; break; }
-		echo 1 >$FAILSLAB/times
-		sh -c "echo $n >/proc/self/fail-nth && exec echo '364 cx4 1 pci:$pf' >$SIMBUS/new_device" ||
+		fail_nth $n "echo '364 cx4 1 pci:$pf' >$SIMBUS/new_device" ||
 			{ echo "add, allocation $n: new_device failed"; rc=1; break; }
 		[ -e $IB/$d ] || { echo "add, allocation $n: $d missing"; rc=1; break; }
-		[ "$(cat $FAILSLAB/times)" = 1 ] && break
+		[ $INJECTED = 0 ] && break
 		adds=$((adds + 1))
 		echo 364 >$SIMBUS/del_device || { rc=1; break; }
 		n=$((n + 1))
@@ -210,9 +209,8 @@ test_guid_failslab_pci() {
 	n=1 ons=0 refused=0
 	while [ $rc = 0 ]; do
 		[ $n -le 300 ] || { echo "on still failing after 300 steps"; rc=1; break; }
-		echo 1 >$FAILSLAB/times
-		if sh -c "echo $n >/proc/self/fail-nth && exec echo on >$S" 2>/dev/null; then
-			[ "$(cat $FAILSLAB/times)" = 1 ] && break
+		if fail_nth $n "echo on >$S" 2>/dev/null; then
+			[ $INJECTED = 0 ] && break
 		else
 			refused=$((refused + 1))
 			[ ! -e $I ] || { echo "on, allocation $n: refused, yet a tree"; rc=1; }
