@@ -12,6 +12,7 @@
 . /tests/guid_tree.sh
 . /tests/guid_engine.sh
 . /tests/guid_lifecycle.sh
+. /tests/guid_vports.sh
 . /tests/guid_pci.sh
 
 KMEMLEAK=/sys/kernel/debug/kmemleak

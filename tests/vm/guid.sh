@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # The helpers of the VM tests of the VF GUID tables and of the simulated
-# SA (Documentation/vf-guids.rst), whose tests are one file per concern:
-# guid_sa.sh (the simulator's SA, at the MAD level), guid_tree.sh (which
-# ports get a tree, its files and initial tables), guid_engine.sh (writes,
-# answers, backoff, events) and guid_lifecycle.sh (removal, the switch, VF
-# changes, the vport model). Sourced by check.sh after sim.sh, whose helpers
-# these use, and before the guid_*.sh files.
+# SA (Documentation/vf-guids.rst), whose tests are one file per model and
+# concern: guid_sa.sh (the simulator's SA, at the MAD level), guid_tree.sh
+# (which ports get a tree, its files and initial tables), guid_engine.sh
+# (the alias model's writes, answers, backoff, events), guid_lifecycle.sh
+# (removal, the switch, VF changes, GUIDs deleted at the SM),
+# guid_vports.sh (the vport model) and guid_pci.sh (a real PCI PF, both
+# models). Sourced by check.sh after sim.sh, whose helpers these use, and
+# before the guid_*.sh files.
 
 # files DIR FIRST LAST: the paths DIR/FIRST to DIR/LAST, in numeric order
 # (busybox's seq has no -f).
