@@ -163,6 +163,35 @@ test_guid_sa_error_backoff() {
 	sim_del 345
 }
 
+# The port becoming active again ends the SA backoff (issue 23 section 2,
+# as an admin write does): with the SA answering errors, a write's requests
+# go out at 0, 1, 3 and 7 s, and the next would wait until 15 s; the SA then
+# accepts, the port goes down and up at 8.5 s, and the next request goes
+# out at once (ib_sa makes the SM's address again first: 200 ms), about 2 s
+# after the last error, not 8 s (the SA log's times, not the shell's: the
+# shell is slow on the debug kernel), and the write converges.
+test_guid_port_up_ends_sa_backoff() {
+	sim_new "332 cx3 1 2" || return 1
+	d=mlxsim332 A=$IB/mlxsim332/iov/ports/1/admin_guids ctl=$SIMDBG/mlxsim332/sa1
+	wait_until 10 gid_is $d 65 $(sm_guid 332 65) || { echo "start never converged"; return 1; }
+	echo "status 12" >$ctl || return 1
+	n0=$(sa_log $d 1 | wc -l)
+	echo 0x1010 >$A/10 || return 1
+	sleep 8.5
+	n1=$(sa_log $d 1 | wc -l)
+	echo "$((n1 - n0)) requests in the 8.5 s of errors"
+	[ $((n1 - n0)) -ge 3 ] && [ $((n1 - n0)) -le 5 ] ||
+		{ echo "expected 4 requests (0, 1, 3, 7 s)"; echo accept >$ctl; sim_del 332; return 1; }
+	echo accept >$ctl || return 1
+	echo down >$SIMDBG/$d/port1 && sleep 0.3 && echo up >$SIMDBG/$d/port1 || return 1
+	wait_until 20 gid_is $d 10 0000000000001010 || { echo "entry 10 never converged"; sim_del 332; return 1; }
+	last_error=$(sa_log $d 1 | sed -n "${n1}p" | awk '{print $2}')
+	next=$(sa_log $d 1 | tail -n +$((n1 + 1)) | awk '$4 == 30 {print $2; exit}')
+	echo "the first request after the port came up went out $((next - last_error)) ms after the last error"
+	[ $((next - last_error)) -lt 4000 ] || { echo "it waited for the backoff"; sim_del 332; return 1; }
+	sim_del 332
+}
+
 # Storms: the SA times out, answers errors, and the port goes down and up,
 # while writes go on; once the SA accepts again every admin value ends up
 # operational, none lost.
