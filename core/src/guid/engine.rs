@@ -8,8 +8,12 @@
 //! backoff and the time it may next be sent. An entry is *pending* while its
 //! operational value does not yet reflect its admin value; pending entries go
 //! to the SM one GUIDInfo record at a time, the record whose time to run is
-//! earliest first. One request is outstanding at a time, as upstream mlx4's
-//! ordered work queue does.
+//! earliest first. One request is outstanding at a time. Upstream mlx4 sends
+//! its next record from the answer's handler, so it mostly has one too, but
+//! a record stays IDLE while its query is out (`set_guid_rec()`,
+//! `alias_GUID.c` 485-575) and an admin write or a port event runs the work
+//! at once (`mlx4_ib_init_alias_guid_work()`, 774-791): it then sends
+//! again, the same record included, with the first query still out.
 //!
 //! # Driving the engine
 //!
@@ -234,7 +238,9 @@ const fn secs(s: u8) -> u64 {
 
 /// The GUID table of one port and its SM retry state.
 ///
-/// Time is always passed in (`now`, nanoseconds on a monotonic clock such as
+/// Time is always passed in (`now`, nanoseconds on a monotonic clock: the
+/// module's is `ktime_get()`, which stops in suspend as the delayed work
+/// that runs the engine does; upstream mlx4 stamps `time_to_run` with
 /// `ktime_get_boottime_ns()`); the engine never reads a clock.
 #[derive(Clone, Debug)]
 pub struct Engine {
