@@ -140,6 +140,19 @@ set -e
 [ -z "$cp_out" ] || echo "$cp_out"
 result "checkpatch --strict (${#cfiles[@]} C files)" "$([ -z "$cp_out" ] && echo 0 || echo 1)"
 
+say "host: the fixes for the kernel in patches/upstream/ apply to 6.12 and pass checkpatch"
+# UNKNOWN_COMMIT_ID: the Fixes: tags name upstream commits, which the unpacked
+# source (no git history) cannot look up.
+set +e
+for p in patches/upstream/*.patch; do
+	out=$(patch -p1 --dry-run -s -d "$kdir/linux-source-6.12" <"$p" 2>&1 &&
+		perl "$kdir/linux-source-6.12/scripts/checkpatch.pl" --no-tree --strict --terse \
+			--ignore UNKNOWN_COMMIT_ID "$p" 2>&1 | grep -v '^total: 0 errors, 0 warnings, 0 checks')
+	[ -z "$out" ] || echo "$out"
+	result "upstream patch $(basename "$p")" "$([ -z "$out" ] && echo 0 || echo 1)"
+done
+set -e
+
 say "host: expected in-kernel self-test digests"
 extra=$MLX_EXT_BUILD/vm-extra
 mkdir -p "$extra"

@@ -187,6 +187,8 @@ void mlx_ext_ib_cq_quiesce(struct ib_cq *cq)
 	 * with two CPUs). The handler runs in softirq context, which is a
 	 * read-side critical section of RCU: a grace period waits it out.
 	 * (poll_ctx is IB_POLL_SOFTIRQ, 0, also for a CQ of ib_create_cq().)
+	 * The fix in ib_free_cq() itself is patches/upstream/0001-*.patch;
+	 * this wait stays until a kernel with it is the oldest supported.
 	 */
 	if (cq->poll_ctx == IB_POLL_SOFTIRQ)
 		synchronize_rcu();
