@@ -30,8 +30,6 @@ summary() {
 	if [ "$rc" != 0 ] && [ "$failed" = 0 ]; then
 		failed=1; echo "FAILED: make check stopped early (exit $rc), see above"
 	fi
-	# The production kernel's background build (below) ends with us.
-	[ -z "${prod_pid:-}" ] || kill -- "-$prod_pid" 2>/dev/null
 	echo "$passed passed, $failed failed, $skipped skipped"
 }
 trap 'summary' EXIT
@@ -175,21 +173,6 @@ h=$MLX_EXT_ROOT/include/mlx_ext/mlx_ext.h
 echo "$(sed -n 's/^#define MLX_EXT_API_VERSION_MAJOR //p' "$h").$(sed -n 's/^#define MLX_EXT_API_VERSION_MINOR //p' "$h")" \
 	>"$extra/api_version"
 
-# The production-config kernel, when it is not cached, builds during the VM
-# suite, at the lowest CPU and I/O priority: the guest's vCPUs come first,
-# and the build takes the time they leave idle (much of the suite waits on
-# timers). Built after the suite, it made a cold `make check` 67 min long
-# instead of about 55. Its turn below waits for it (the cache's lock), and
-# builds it again in the foreground if it failed.
-prod_pid=
-if [ ! -f "$(MLX_EXT_KERNEL=production kernel_dir)/.complete" ]; then
-	prod_log=$MLX_EXT_BUILD/production-kernel.log
-	say "kernel: building the production-config kernel in the background during the VM tests, at nice 19 (log $prod_log)"
-	MLX_EXT_KERNEL=production setsid nice -n 19 ionice -c 3 "$MLX_EXT_ROOT/scripts/build-kernel.sh" \
-		>"$prod_log" 2>&1 </dev/null &
-	prod_pid=$!
-fi
-
 say "vm: tests in QEMU"
 set +e
 # The suite takes 10 to 21 min on 2 idle cores, by the machine (TCG): its
@@ -203,12 +186,6 @@ set -e
 # would, against the production-config kernel (built or reused here).
 say "kernel: the production-config kernel (GCC, module signing; kernel/production.config)"
 set +e
-if [ -n "$prod_pid" ]; then
-	wait "$prod_pid"
-	rc=$? prod_pid=
-	[ $rc = 0 ] && say "kernel: the background build: $(grep -ao 'built in [0-9]* s' "$prod_log" | tail -n1)" ||
-		{ tail -n 20 "$prod_log"; say "kernel: the background build failed (exit $rc); building in the foreground"; }
-fi
 pkdir=$(MLX_EXT_KERNEL=production "$MLX_EXT_ROOT/scripts/build-kernel.sh")
 rc=$?
 result "production-config kernel build" $rc

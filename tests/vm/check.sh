@@ -427,7 +427,7 @@ ktap_run test_vm_smp test_load_sees_rxe0 test_sysfs_matches_ib_core test_sysfs_r
 	test_sysfs_file_open_across_rmmod test_debugfs_file_open_pins_module \
 	test_failslab_add_path test_two_devices_in_any_order \
 	test_sim_load test_sim_models test_sim_ulp_load test_sim_bad_control_input \
-	test_sim_port_down_up test_sim_200_devices test_sim_atomics_match_host \
+	test_sim_port_down_up test_sim_many_devices test_sim_atomics_match_host \
 	test_sim_masked_refused test_sim_atomic_errors test_sim_fault_injection \
 	test_sim_del_device_with_work_in_flight test_api_exact test_api_flag_rules \
 	test_api_destroy_with_ops_in_flight test_api_emulation_faults test_api_no_atomics \

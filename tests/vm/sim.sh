@@ -172,13 +172,15 @@ test_sim_port_down_up() {
 	expect_eq "$(cat $SIMDBG/mlxsim1/fail_create)" "0 0" "fail_create unchanged"
 }
 
-# 200 devices of mixed models made and removed while mlx_ext is loaded: each
-# one seen and let go by mlx_ext.
-test_sim_200_devices() {
+# 100 devices of mixed models (three-digit names) made and removed while
+# mlx_ext is loaded: each one seen and let go by mlx_ext. (It was 200, 228 s
+# of the suite on the debug kernel; 100 show the same and keep a cold make
+# check under an hour.)
+test_sim_many_devices() {
 	added=$(dmesg | grep -c 'mlx_ext: mlxsim[0-9]*: atomic_cap')
 	removed=$(dmesg | grep -c 'mlx_ext: mlxsim[0-9]*: removed')
 	i=100
-	while [ $i -lt 300 ]; do
+	while [ $i -lt 200 ]; do
 		case $((i % 3)) in
 		0) m=cx3 ;; 1) m=connectib ;; *) m=cx4 ;;
 		esac
@@ -189,17 +191,17 @@ test_sim_200_devices() {
 		sim_new "$i $m $((i % 2 + 1)) $vfs" || { echo "new_device $i failed"; return 1; }
 		i=$((i + 1))
 	done
-	expect_eq "$(ls -d $IB/mlxsim1[0-9][0-9] $IB/mlxsim2[0-9][0-9] | wc -l)" 200 "devices" || return 1
-	expect_eq "$(cat $IB/mlxsim298/mlx_ext/masked_atomic_cap)" hca_reply_be "mlxsim298 (connectib)" || return 1
-	expect_eq "$(cat $IB/mlxsim200/mlx_ext/masked_atomic_cap)" none "mlxsim200 (cx4)" || return 1
+	expect_eq "$(ls -d $IB/mlxsim1[0-9][0-9] | wc -l)" 100 "devices" || return 1
+	expect_eq "$(cat $IB/mlxsim199/mlx_ext/masked_atomic_cap)" hca_reply_be "mlxsim199 (connectib)" || return 1
+	expect_eq "$(cat $IB/mlxsim101/mlx_ext/masked_atomic_cap)" none "mlxsim101 (cx4)" || return 1
 	i=100
-	while [ $i -lt 300 ]; do
+	while [ $i -lt 200 ]; do
 		sim_del $i || { echo "del_device $i failed"; return 1; }
 		i=$((i + 1))
 	done
 	expect_eq "$(ls $IB | tr '\n' ' ')" "mlxsim0 mlxsim1 mlxsim2 rxe0 " "devices left" || return 1
-	expect_eq $(($(dmesg | grep -c 'mlx_ext: mlxsim[0-9]*: atomic_cap') - added)) 200 "mlx_ext adds" || return 1
-	expect_eq $(($(dmesg | grep -c 'mlx_ext: mlxsim[0-9]*: removed') - removed)) 200 "mlx_ext removes"
+	expect_eq $(($(dmesg | grep -c 'mlx_ext: mlxsim[0-9]*: atomic_cap') - added)) 100 "mlx_ext adds" || return 1
+	expect_eq $(($(dmesg | grep -c 'mlx_ext: mlxsim[0-9]*: removed') - removed)) 100 "mlx_ext removes"
 }
 
 # Unloading the simulator removes its devices (mlx_ext lets go of each), and
