@@ -127,15 +127,21 @@ PY
 result "make rust-analyzer" $?
 set -e
 
+# checkpatch ARGS...: the test kernel's checkpatch.pl --strict --terse on
+# ARGS, printing its findings only (nothing for a clean file).
+checkpatch() {
+	perl "$kdir/linux-source-6.12/scripts/checkpatch.pl" --no-tree --strict --terse "$@" 2>&1 |
+		grep -v '^total: 0 errors, 0 warnings, 0 checks'
+}
+
 say "host: checkpatch.pl --strict on the C files (the test kernel's)"
 # EXPORT_SYMBOL is ignored: rust/helpers/export.c exports functions that
 # are defined in Rust, as the kernel's own rust/exports.c does.
 set +e
 mapfile -t cfiles < <(git ls-files '*.c' '*.h')
 cp_out=$(for f in "${cfiles[@]}"; do
-	perl "$kdir/linux-source-6.12/scripts/checkpatch.pl" --no-tree --strict --terse \
-		--show-types --ignore EXPORT_SYMBOL -f "$f"
-done 2>&1 | grep -v '^total: 0 errors, 0 warnings, 0 checks')
+	checkpatch --show-types --ignore EXPORT_SYMBOL -f "$f"
+done)
 set -e
 [ -z "$cp_out" ] || echo "$cp_out"
 result "checkpatch --strict (${#cfiles[@]} C files)" "$([ -z "$cp_out" ] && echo 0 || echo 1)"
@@ -146,8 +152,7 @@ say "host: the fixes for the kernel in patches/upstream/ apply to 6.12 and pass 
 set +e
 for p in patches/upstream/*.patch; do
 	out=$(patch -p1 --dry-run -s -d "$kdir/linux-source-6.12" <"$p" 2>&1 &&
-		perl "$kdir/linux-source-6.12/scripts/checkpatch.pl" --no-tree --strict --terse \
-			--ignore UNKNOWN_COMMIT_ID "$p" 2>&1 | grep -v '^total: 0 errors, 0 warnings, 0 checks')
+		checkpatch --ignore UNKNOWN_COMMIT_ID "$p")
 	[ -z "$out" ] || echo "$out"
 	result "upstream patch $(basename "$p")" "$([ -z "$out" ] && echo 0 || echo 1)"
 done
