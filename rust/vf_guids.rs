@@ -690,8 +690,9 @@ impl DirOps for VportFiles {
     }
 
     /// Sets a VF's GUID through its driver's `set_vf_guid`, as `ip link set
-    /// <pf> vf N node_guid|port_guid` does: 1 to 16 hex digits, neither 0
-    /// nor all ones (`-EINVAL`, nothing set); the driver's error as it is.
+    /// <pf> vf N node_guid|port_guid` does: 1 to 16 hex digits, `0` for
+    /// none, not all ones (`-EINVAL`, nothing set); the driver's error as
+    /// it is.
     /// The PF's are read-only.
     fn store(&self, id: u32, data: &[u8]) -> Result {
         let which = Self::which(id)?;

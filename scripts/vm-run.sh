@@ -45,12 +45,15 @@ qemu_args() {
 	# q35: PCI Express with MMCONFIG, where SR-IOV capabilities live.
 	# The nvme function has 4 SR-IOV VFs for the simulator to take as a
 	# real PCI PF (tests/vm/guid_pci.sh); no driver of the kernel binds it.
+	# pci-testdev is a PCI function without SR-IOV, a parent that can never
+	# have VFs (test_guid_pci_no_sriov).
 	qemu=(qemu-system-x86_64 "${@:1:$#-1}" -machine q35 -smp 2 -m 1024 -nographic -no-reboot
 		-kernel "$bzimage" -initrd "$initrd"
 		-netdev user,id=n0 -device virtio-net-pci,netdev=n0
 		-netdev user,id=n1 -device virtio-net-pci,netdev=n1
 		-device nvme-subsys,id=mlxsub
 		-device nvme,serial=mlxext,subsys=mlxsub,addr=05.0,sriov_max_vfs=4,sriov_vq_flexible=8,sriov_vi_flexible=4
+		-device pci-testdev,addr=06.0
 		-append "console=ttyS0 loglevel=4 panic=-1 $append${MLX_EXT_VM_APPEND:+ $MLX_EXT_VM_APPEND}")
 }
 

@@ -185,7 +185,7 @@ int mlx_ext_vf_watch_pci_vfs(struct mlx_ext_vf_watch *w,
 /**
  * mlx_ext_ib_pci_vf_name - the PCI name (pci_name()) of VF @vf_id of the
  * PCI PF that is @dev's parent, in @name (@len bytes with the NUL); -ENODEV
- * if there is no such VF on the bus.
+ * if there is no such VF on the bus; -ENAMETOOLONG if the name does not fit.
  */
 int mlx_ext_ib_pci_vf_name(struct ib_device *dev, u16 vf_id, char *name,
 			   size_t len);
@@ -564,8 +564,10 @@ int mlx_ext_ib_port_guid(struct ib_device *dev, u32 port, u64 *guid);
 
 /**
  * mlx_ext_ib_pci_vfs - the number of VFs of @dev's parent if it is a PCI
- * physical function, its pci_name() copied into @name (@len bytes at most,
- * NUL included); -ENODEV if it is not PCI or is a VF
+ * physical function with an SR-IOV capability and a TotalVFs above 0, its
+ * pci_name() copied into @name (@len bytes at most, NUL included); -ENODEV
+ * if it is not PCI, is a VF or can have no VFs; -ENAMETOOLONG if the name
+ * does not fit
  */
 int mlx_ext_ib_pci_vfs(struct ib_device *dev, char *name, size_t len);
 

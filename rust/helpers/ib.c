@@ -256,11 +256,23 @@ int mlx_ext_ib_pci_vfs(struct ib_device *dev, char *name, size_t len)
 {
 #if IS_ENABLED(CONFIG_PCI)
 	struct device *parent = dev->dev.parent;
+	struct pci_dev *pf;
 
-	if (parent && dev_is_pci(parent) && !to_pci_dev(parent)->is_virtfn) {
-		strscpy(name, pci_name(to_pci_dev(parent)), len);
-		return pci_num_vf(to_pci_dev(parent));
-	}
+	/*
+	 * A PF that can have VFs, as the VF watch takes it
+	 * (mlx_ext_vf_watch_register()): is_physfn is set where the PCI core
+	 * found an SR-IOV capability (drivers/pci/iov.c, sriov_init()), and
+	 * a TotalVFs of 0 leaves nothing to enable. A function without (an
+	 * mlx5 PF whose firmware has SR-IOV off) can never have VFs.
+	 */
+	if (!parent || !dev_is_pci(parent))
+		return -ENODEV;
+	pf = to_pci_dev(parent);
+	if (!pf->is_physfn || pci_sriov_get_totalvfs(pf) <= 0)
+		return -ENODEV;
+	if (strscpy(name, pci_name(pf), len) < 0)
+		return -ENAMETOOLONG;
+	return pci_num_vf(pf);
 #endif
 	return -ENODEV;
 }

@@ -331,11 +331,27 @@ static int vf_watch_sim(struct notifier_block *nb, unsigned long action,
 }
 
 #if IS_ENABLED(CONFIG_PCI_IOV)
+/*
+ * The VF number of @vf, a VF of @pf, whose SR-IOV capability is at @pos.
+ * pci_iov_vf_id() divides by the VF Stride, which a PF need not set for a
+ * single VF (PCIe: unused when NumVFs is 0 or 1; drivers/pci/iov.c,
+ * compute_max_vf_buses(), refuses a stride of 0 only for more than one):
+ * that VF is 0.
+ */
+static int pf_vf_id(struct pci_dev *pf, int pos, struct pci_dev *vf)
+{
+	u16 stride = 0;
+
+	pci_read_config_word(pf, pos + PCI_SRIOV_VF_STRIDE, &stride);
+	if (!stride)
+		return 0;
+	return pci_iov_vf_id(vf);
+}
+
 /* The VF number of @dev if it is a VF of @w's PF, else -1. */
 static int vf_of(struct mlx_ext_vf_watch *w, struct device *dev)
 {
 	struct pci_dev *vf;
-	u16 stride = 0;
 	int id;
 
 	if (!dev_is_pci(dev))
@@ -343,15 +359,7 @@ static int vf_of(struct mlx_ext_vf_watch *w, struct device *dev)
 	vf = to_pci_dev(dev);
 	if (!vf->is_virtfn || &pci_physfn(vf)->dev != w->pf)
 		return -1;
-	/*
-	 * pci_iov_vf_id() divides by the VF Stride, which a PF need not set
-	 * for a single VF (PCIe: unused when NumVFs is 0 or 1): that VF is 0.
-	 */
-	pci_read_config_word(to_pci_dev(w->pf), w->pos + PCI_SRIOV_VF_STRIDE,
-			     &stride);
-	if (!stride)
-		return 0;
-	id = pci_iov_vf_id(vf);
+	id = pf_vf_id(to_pci_dev(w->pf), w->pos, vf);
 	return id >= 0 && id < w->total ? id : -1;
 }
 
@@ -446,15 +454,20 @@ int mlx_ext_ib_pci_vf_name(struct ib_device *dev, u16 vf_id, char *name,
 {
 	struct device *parent = dev->dev.parent;
 	struct pci_dev *vf = NULL;
+	ssize_t copied;
+	int pos;
 
 	if (!parent || !dev_is_pci(parent))
 		return -ENODEV;
+	pos = pci_find_ext_capability(to_pci_dev(parent), PCI_EXT_CAP_ID_SRIOV);
+	if (!pos)
+		return -ENODEV;
 	while ((vf = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, vf))) {
 		if (vf->is_virtfn && &pci_physfn(vf)->dev == parent &&
-		    pci_iov_vf_id(vf) == vf_id) {
-			strscpy(name, pci_name(vf), len);
+		    pf_vf_id(to_pci_dev(parent), pos, vf) == vf_id) {
+			copied = strscpy(name, pci_name(vf), len);
 			pci_dev_put(vf);
-			return 0;
+			return copied < 0 ? -ENAMETOOLONG : 0;
 		}
 	}
 	return -ENODEV;

@@ -220,19 +220,25 @@ pub enum Sriov {
     None,
 }
 
-/// A PCI (or PCI-style) function's name.
+/// A PCI (or PCI-style) function's name: `pci_name()` is
+/// `"%04x:%02x:%02x.%d"` of a 32-bit domain (`drivers/pci/probe.c`,
+/// `pci_setup_device()`), 16 characters at most, and the helpers refuse a
+/// name that does not fit rather than cut it.
 #[cfg(not(mlx_ext_provider))]
 pub struct PfName {
-    bytes: [u8; 16],
+    bytes: [u8; PfName::SIZE],
     len: usize,
 }
 
 #[cfg(not(mlx_ext_provider))]
 impl PfName {
+    /// Room for the longest PCI name and its NUL, and more.
+    pub const SIZE: usize = 24;
+
     /// A name `write` writes as a NUL-terminated string of at most `len`
     /// bytes at `buf`, zeroed before; and what `write` returned.
     fn fill<R>(write: impl FnOnce(*mut u8, usize) -> R) -> (R, Self) {
-        let mut bytes = [0u8; 16];
+        let mut bytes = [0u8; Self::SIZE];
         let r = write(bytes.as_mut_ptr(), bytes.len());
         let len = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
         (r, Self { bytes, len })

@@ -117,6 +117,38 @@ test_guid_pci_vfs() {
 	sim_del 360
 }
 
+# An adapter whose parent is a PCI function without SR-IOV (the VM's
+# pci-testdev, scripts/vm-run.sh), as an mlx5 PF whose firmware has SR-IOV
+# off: it can never have VFs, so "on" is refused with EOPNOTSUPP and a
+# message, and changes nothing, in either model. Seen red with such a
+# function taken as a PF with 0 VFs (mlx_ext_ib_pci_vfs() before it checked
+# is_physfn and TotalVFs): "on" went through, for a tree that could never
+# come.
+test_guid_pci_no_sriov() {
+	td=
+	for p in $PCIDEVS/*; do
+		[ "$(cat $p/vendor)" = 0x1b36 ] && [ "$(cat $p/device)" = 0x0005 ] && td=$(basename $p)
+	done
+	[ -n "$td" ] || { echo "no pci-testdev in the VM"; return 1; }
+	[ ! -e $PCIDEVS/$td/sriov_totalvfs ] || { echo "$td has SR-IOV"; return 1; }
+	pci_bind $td || { echo "cannot bind $td to mlx_ext_sim"; return 1; }
+	rc=0
+	for m in "365 cx3" "366 cx4"; do
+		d=mlxsim${m% *} S=$IB/mlxsim${m% *}/mlx_ext/vf_guid_tables
+		sim_new "$m 1 pci:$td" || { rc=1; break; }
+		expect_eq "$(cat $S)" off "$d: the switch" || rc=1
+		expect_eq "$(sim_write $S on)" "Operation not supported" "$d: on" || rc=1
+		expect_eq "$(cat $S)" off "$d: the switch after on" || rc=1
+		[ ! -e $IB/$d/iov ] || { echo "$d: a tree"; rc=1; }
+		dmesg | grep -q "$d: vf_guid_tables: cannot be switched on: the device has no SR-IOV functions mlx_ext knows of" ||
+			{ echo "$d: no message for the refusal"; rc=1; }
+		sim_del ${m% *} || rc=1
+		[ $rc = 0 ] || break
+	done
+	echo $td >$PCIDEVS/$td/driver/unbind && echo >$PCIDEVS/$td/driver_override || rc=1
+	return $rc
+}
+
 # A PF whose VFs are there before its adapter (the watch's first scan
 # finds them). Teardown with SA traffic in flight on a PCI PF: the VFs
 # disabled while requests are unanswered; the PF unbound from the
