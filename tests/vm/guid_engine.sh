@@ -125,6 +125,19 @@ test_guid_backoff() {
 	sim_del 326
 }
 
+# erroring_sa ID VFS ENTRY: a simulated ConnectX-3 ID with VFS VFs, once
+# its port 1 converged (ENTRY holds what the SM assigns), whose SA then
+# answers every request with status 12 (0x000c, the method and attribute
+# combination unsupported). Sets d, A (port 1's admin_guids), ctl (the SA's
+# control file) and n0 (the SA log's length then).
+erroring_sa() {
+	sim_new "$1 cx3 1 $2" || return 1
+	d=mlxsim$1 A=$IB/mlxsim$1/iov/ports/1/admin_guids ctl=$SIMDBG/mlxsim$1/sa1
+	wait_until 10 gid_is $d $3 $(sm_guid $1 $3) || { echo "start never converged"; return 1; }
+	echo "status 12" >$ctl || return 1
+	n0=$(sa_log $d 1 | wc -l)
+}
+
 # SA errors back off for the whole port (issue 23 section 2): with the SA
 # answering every request with an error status (0x000c, the method and
 # attribute combination unsupported), writes to entries of 5 records go
@@ -134,11 +147,7 @@ test_guid_backoff() {
 # 200. A write goes out at once, and the SA accepting it ends the backoff:
 # every entry converges.
 test_guid_sa_error_backoff() {
-	sim_new "345 cx3 1 5" || return 1
-	d=mlxsim345 A=$IB/mlxsim345/iov/ports/1/admin_guids ctl=$SIMDBG/mlxsim345/sa1
-	wait_until 10 gid_is $d 103 $(sm_guid 345 103) || { echo "start never converged"; return 1; }
-	echo "status 12" >$ctl || return 1
-	n0=$(sa_log $d 1 | wc -l)
+	erroring_sa 345 5 103 || return 1
 	for e in 10 30 50 70 90; do
 		printf '%x\n' $((0x1000 + e)) >$A/$e || return 1
 	done
@@ -171,11 +180,7 @@ test_guid_sa_error_backoff() {
 # after the last error, not 8 s (the SA log's times, not the shell's: the
 # shell is slow on the debug kernel), and the write converges.
 test_guid_port_up_ends_sa_backoff() {
-	sim_new "332 cx3 1 2" || return 1
-	d=mlxsim332 A=$IB/mlxsim332/iov/ports/1/admin_guids ctl=$SIMDBG/mlxsim332/sa1
-	wait_until 10 gid_is $d 65 $(sm_guid 332 65) || { echo "start never converged"; return 1; }
-	echo "status 12" >$ctl || return 1
-	n0=$(sa_log $d 1 | wc -l)
+	erroring_sa 332 2 65 || return 1
 	echo 0x1010 >$A/10 || return 1
 	sleep 8.5
 	n1=$(sa_log $d 1 | wc -l)

@@ -7,13 +7,19 @@
 
 PCIDEVS=/sys/bus/pci/devices
 
-# pci_pf: the name of the VM's SR-IOV PF (QEMU's nvme, 1b36:0010).
-pci_pf() {
+# pci_find VENDOR DEVICE [FILE]: the name of the VM's first PCI function
+# with those IDs (and FILE in its directory, if given).
+pci_find() {
 	for p in $PCIDEVS/*; do
-		[ "$(cat $p/vendor)" = 0x1b36 ] && [ "$(cat $p/device)" = 0x0010 ] &&
-			[ -e $p/sriov_totalvfs ] && { basename $p; return 0; }
+		[ "$(cat $p/vendor)" = $1 ] && [ "$(cat $p/device)" = $2 ] &&
+			{ [ -z "$3" ] || [ -e "$p/$3" ]; } && { basename $p; return 0; }
 	done
 	return 1
+}
+
+# pci_pf: the name of the VM's SR-IOV PF (QEMU's nvme, 1b36:0010).
+pci_pf() {
+	pci_find 0x1b36 0x0010 sriov_totalvfs
 }
 
 # pci_vfs PF: the PCI names of PF's VFs, VF 0 first (its virtfnN links).
@@ -125,11 +131,7 @@ test_guid_pci_vfs() {
 # is_physfn and TotalVFs): "on" went through, for a tree that could never
 # come.
 test_guid_pci_no_sriov() {
-	td=
-	for p in $PCIDEVS/*; do
-		[ "$(cat $p/vendor)" = 0x1b36 ] && [ "$(cat $p/device)" = 0x0005 ] && td=$(basename $p)
-	done
-	[ -n "$td" ] || { echo "no pci-testdev in the VM"; return 1; }
+	td=$(pci_find 0x1b36 0x0005) || { echo "no pci-testdev in the VM"; return 1; }
 	[ ! -e $PCIDEVS/$td/sriov_totalvfs ] || { echo "$td has SR-IOV"; return 1; }
 	pci_bind $td || { echo "cannot bind $td to mlx_ext_sim"; return 1; }
 	rc=0
