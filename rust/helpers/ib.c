@@ -261,7 +261,7 @@ int mlx_ext_ib_pci_vfs(struct ib_device *dev, char *name, size_t len)
 	/*
 	 * A PF that can have VFs, as the VF watch takes it
 	 * (mlx_ext_vf_watch_register()): is_physfn is set where the PCI core
-	 * found an SR-IOV capability (drivers/pci/iov.c, sriov_init()), and
+	 * found an SR-IOV capability (drivers/pci/iov.c:838, sriov_init()), and
 	 * a TotalVFs of 0 leaves nothing to enable. A function without (an
 	 * mlx5 PF whose firmware has SR-IOV off) can never have VFs.
 	 */

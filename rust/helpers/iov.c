@@ -333,9 +333,10 @@ static int vf_watch_sim(struct notifier_block *nb, unsigned long action,
 #if IS_ENABLED(CONFIG_PCI_IOV)
 /*
  * The VF number of @vf, a VF of @pf, whose SR-IOV capability is at @pos.
- * pci_iov_vf_id() divides by the VF Stride, which a PF need not set for a
- * single VF (PCIe: unused when NumVFs is 0 or 1; drivers/pci/iov.c,
- * compute_max_vf_buses(), refuses a stride of 0 only for more than one):
+ * pci_iov_vf_id() divides by the VF Stride (drivers/pci/iov.c:44-45),
+ * which a PF need not set for a single VF (PCIe: unused when NumVFs is 0
+ * or 1; iov.c:107, compute_max_vf_buses(), refuses a stride of 0 only for
+ * more than one):
  * that VF is 0.
  */
 static int pf_vf_id(struct pci_dev *pf, int pos, struct pci_dev *vf)

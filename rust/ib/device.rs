@@ -221,7 +221,7 @@ pub enum Sriov {
 }
 
 /// A PCI (or PCI-style) function's name: `pci_name()` is
-/// `"%04x:%02x:%02x.%d"` of a 32-bit domain (`drivers/pci/probe.c`,
+/// `"%04x:%02x:%02x.%d"` of a 32-bit domain (`drivers/pci/probe.c:1966`,
 /// `pci_setup_device()`), 16 characters at most, and the helpers refuse a
 /// name that does not fit rather than cut it.
 #[cfg(not(mlx_ext_provider))]
