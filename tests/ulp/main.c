@@ -452,15 +452,355 @@ static struct ib_client ulp_client = {
 	.remove = ulp_remove,
 };
 
+/* A write to ctl, as its command's handler sees it. */
+struct ctl_req {
+	char *buf;		/* the whole write */
+	const char *arg;	/* CTL_PREFIX: what follows the command's name */
+	const char *cmd;	/* the first word */
+	char *name;		/* the second: DEV, or with CTL_BY_NAME a name */
+	struct ulp_dev *d;	/* DEV's device */
+	struct ulp_dev *d_b;	/* DEV2's of DEV:DEV2, else d */
+};
+
+/* How a command is written (none of these: "NAME DEV ..."). */
+#define CTL_LINE	BIT(0)	/* the whole write is NAME (sysfs_streq) */
+#define CTL_PREFIX	BIT(1)	/* the write begins with NAME */
+#define CTL_BY_NAME	BIT(2)	/* "NAME DEV ...", DEV not looked up */
+#define CTL_TWO_DEVS	BIT(3)	/* DEV may be DEV:DEV2 of two devices */
+
+struct ctl_cmd {
+	const char *name;
+	int (*run)(struct ctl_req *r);
+	unsigned int flags;
+};
+
+static int ctl_lastfail(struct ctl_req *r)
+{
+	snprintf(tu_result, RESULT_MAX, "softirq %d\n", atomic_read(&lastfail_softirq));
+	return 0;
+}
+
+static int ctl_syncresult(struct ctl_req *r)
+{
+	snprintf(tu_result, RESULT_MAX, "ret %d\n", sync_ret);
+	return 0;
+}
+
+static int ctl_capsresult(struct ctl_req *r)
+{
+	snprintf(tu_result, RESULT_MAX, "ok %d enodev %d other %d running %d\n",
+		 atomic_read(&caps_ok), atomic_read(&caps_enodev),
+		 atomic_read(&caps_other), atomic_read(&caps_running));
+	caps_reap(false);
+	return 0;
+}
+
+/* "repost 0" or "repost 1": buf[7] is the digit. */
+static int ctl_repost(struct ctl_req *r)
+{
+	WRITE_ONCE(repost_on_done, r->buf[7] == '1');
+	snprintf(tu_result, RESULT_MAX, "repost %d\n", repost_on_done);
+	return 0;
+}
+
+static int ctl_qpmode(struct ctl_req *r)
+{
+	if (sysfs_streq(r->arg, "create"))
+		qp_mode = QP_CREATE;
+	else if (sysfs_streq(r->arg, "attach"))
+		qp_mode = QP_ATTACH;
+	else if (sysfs_streq(r->arg, "attach_drain"))
+		qp_mode = QP_ATTACH_DRAIN;
+	else if (sysfs_streq(r->arg, "attach_group"))
+		qp_mode = QP_ATTACH_GROUP;
+	else
+		return -EINVAL;
+	snprintf(tu_result, RESULT_MAX, "qpmode %d\n", qp_mode);
+	return 0;
+}
+
+static int ctl_apistats(struct ctl_req *r)
+{
+	/* Read and reset: each test phase sees its own. */
+	snprintf(tu_result, RESULT_MAX,
+		 "posted %d done %d ok %d canceled %d shutdown %d other %d atend %d repost_refused %d repost_other %d notbegun %d\n",
+		 atomic_xchg(&api_posted, 0), atomic_xchg(&api_done, 0),
+		 atomic_xchg(&api_ok, 0), atomic_xchg(&api_canceled, 0),
+		 atomic_xchg(&api_shutdown, 0), atomic_xchg(&api_other, 0),
+		 atomic_xchg(&api_at_end, 0),
+		 atomic_xchg(&api_repost_refused, 0),
+		 atomic_xchg(&api_repost_other, 0),
+		 atomic_xchg(&api_not_begun, 0));
+	return 0;
+}
+
+/* By name: what a device was told outlives it. */
+static int ctl_guidevents(struct ctl_req *r)
+{
+	unsigned int port, function;
+	struct guidev *g;
+
+	if (sscanf(r->buf, "%*s %*s %u %u", &port, &function) != 2)
+		return -EINVAL;
+	spin_lock(&guidev_lock);
+	g = guidev_find(r->name, port, function, false);
+	snprintf(tu_result, RESULT_MAX, "calls %u up %d count %u\n", g ? g->calls : 0,
+		 g ? g->up : 0, g ? g->count : 0);
+	spin_unlock(&guidev_lock);
+	return 0;
+}
+
+static int ctl_api(struct ctl_req *r)
+{
+	char poll_s[16], kind[16], reply[16];
+	enum ib_poll_context poll;
+	unsigned long long seed;
+	unsigned int count;
+	u32 flags = 0;
+
+	if (sscanf(r->buf, "%*s %*s %15s %llu %u %15s %15s", poll_s, &seed,
+		   &count, kind, reply) != 5 || parse_poll(poll_s, &poll))
+		return -EINVAL;
+	if (!strcmp(reply, "be"))
+		flags = MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY;
+	else if (strcmp(reply, "none"))
+		return -EINVAL;
+	return run_api(r->d->dev, r->d_b->dev, poll, seed, count,
+		       !strcmp(kind, "narrow") ? API_NARROW :
+		       !strcmp(kind, "masked") ? API_MASKED : API_STD,
+		       flags);
+}
+
+static int ctl_bench(struct ctl_req *r)
+{
+	char poll_s[16], kind[16];
+	enum ib_poll_context poll;
+	unsigned int count;
+
+	kind[0] = 0;
+	if (sscanf(r->buf, "%*s %*s %15s %u %15s", poll_s, &count, kind) < 2 ||
+	    parse_poll(poll_s, &poll))
+		return -EINVAL;
+	return run_bench(r->d->dev, poll, count, strcmp(kind, "short"));
+}
+
+/* "NAME DEV POLL COUNT": burst and contend. */
+static int ctl_poll_count(struct ctl_req *r, enum ib_poll_context *poll, unsigned int *count)
+{
+	char poll_s[16];
+
+	if (sscanf(r->buf, "%*s %*s %15s %u", poll_s, count) != 2 ||
+	    parse_poll(poll_s, poll))
+		return -EINVAL;
+	tu_result[0] = 0;
+	return 0;
+}
+
+static int ctl_burst(struct ctl_req *r)
+{
+	enum ib_poll_context poll;
+	unsigned int count;
+
+	return ctl_poll_count(r, &poll, &count) ?: run_burst(r->d->dev, poll, count);
+}
+
+static int ctl_flight(struct ctl_req *r)
+{
+	char poll_s[16], kind[16];
+	enum ib_poll_context poll;
+	unsigned int depth, count;
+
+	if (sscanf(r->buf, "%*s %*s %15s %u %u %15s", poll_s, &depth, &count,
+		   kind) != 4 || parse_poll(poll_s, &poll))
+		return -EINVAL;
+	return run_flight(r->d->dev, poll, depth, count, kind);
+}
+
+static int ctl_contend(struct ctl_req *r)
+{
+	enum ib_poll_context poll;
+	unsigned int count;
+
+	return ctl_poll_count(r, &poll, &count) ?: run_contend(r->d->dev, poll, count);
+}
+
+static int ctl_group(struct ctl_req *r)
+{
+	char poll_s[16], kind[16];
+	enum ib_poll_context poll;
+
+	if (sscanf(r->buf, "%*s %*s %15s %15s", poll_s, kind) != 2 ||
+	    parse_poll(poll_s, &poll))
+		return -EINVAL;
+	tu_result[0] = 0;
+	return run_group(r->d->dev, poll, kind);
+}
+
+static int ctl_apiflags(struct ctl_req *r)
+{
+	return run_apiflags(r->d->dev);
+}
+
+static int ctl_abi(struct ctl_req *r)
+{
+	return run_abi(r->d->dev);
+}
+
+static int ctl_attachflags(struct ctl_req *r)
+{
+	return run_attachflags(r->d->dev, r->d_b->dev);
+}
+
+static int ctl_atomics(struct ctl_req *r)
+{
+	char poll_s[16], kind[16], reply[16];
+	enum ib_poll_context poll;
+	unsigned long long seed;
+	unsigned int count;
+
+	if (sscanf(r->buf, "%*s %*s %15s %llu %u %15s %15s", poll_s, &seed,
+		   &count, kind, reply) != 5 || parse_poll(poll_s, &poll))
+		return -EINVAL;
+	return run_atomics(r->d->dev, r->d_b->dev, poll, seed, count,
+			   !strcmp(kind, "masked"), !strcmp(reply, "be"));
+}
+
+static int ctl_errors(struct ctl_req *r)
+{
+	enum ib_poll_context poll;
+	char poll_s[16];
+
+	if (sscanf(r->buf, "%*s %*s %15s", poll_s) != 1 || parse_poll(poll_s, &poll))
+		return -EINVAL;
+	return run_errors(r->d->dev, poll);
+}
+
+/* "hold DEV N [api]" */
+static int ctl_hold(struct ctl_req *r)
+{
+	unsigned int count;
+	char kind[16];
+	int ret;
+
+	kind[0] = 0;
+	if (sscanf(r->buf, "%*s %*s %u %15s", &count, kind) < 1)
+		return -EINVAL;
+	if (kind[0] && strcmp(kind, "api"))
+		return -EINVAL;
+	ret = hold(r->d, count, kind[0] != 0);
+	snprintf(tu_result, RESULT_MAX, "%s %d\n", r->cmd, ret);
+	return ret;
+}
+
+static int ctl_guidinfo(struct ctl_req *r)
+{
+	int off = 0;
+
+	/* %n is not counted: the fields after it are the query's. */
+	if (sscanf(r->buf, "%*s %*s %n", &off) >= 0 && off)
+		return run_guidinfo(r->d->dev, r->buf + off);
+	return -EINVAL;
+}
+
+static int ctl_events(struct ctl_req *r)
+{
+	snprintf(tu_result, RESULT_MAX, "port_err %d port_active %d\n",
+		 atomic_read(&r->d->port_err), atomic_read(&r->d->port_active));
+	return 0;
+}
+
+static int ctl_syncself(struct ctl_req *r)
+{
+	enum ib_poll_context poll;
+	char poll_s[16];
+
+	if (sscanf(r->buf, "%*s %*s %15s", poll_s) != 1 || parse_poll(poll_s, &poll))
+		return -EINVAL;
+	return run_syncself(r->d->dev, poll);
+}
+
+static int ctl_syncwait(struct ctl_req *r)
+{
+	return run_syncwait(r->d->dev);
+}
+
+static int ctl_capsloop(struct ctl_req *r)
+{
+	int ret = caps_start(r->d->dev);
+
+	snprintf(tu_result, RESULT_MAX, "%s %d\n", r->cmd, ret);
+	return ret;
+}
+
+static int ctl_release(struct ctl_req *r)
+{
+	release(r->d);
+	snprintf(tu_result, RESULT_MAX, "%s 0\n", r->cmd);
+	return 0;
+}
+
+/* The commands (see the top of this file). */
+static const struct ctl_cmd ctl_cmds[] = {
+	{ "lastfail",		ctl_lastfail,		CTL_LINE },
+	{ "syncresult",		ctl_syncresult,		CTL_LINE },
+	{ "capsresult",		ctl_capsresult,		CTL_LINE },
+	{ "repost 0",		ctl_repost,		CTL_LINE },
+	{ "repost 1",		ctl_repost,		CTL_LINE },
+	{ "qpmode ",		ctl_qpmode,		CTL_PREFIX },
+	{ "apistats",		ctl_apistats,		CTL_LINE },
+	{ "guidevents",		ctl_guidevents,		CTL_BY_NAME },
+	{ "api",		ctl_api,		CTL_TWO_DEVS },
+	{ "bench",		ctl_bench },
+	{ "burst",		ctl_burst },
+	{ "flight",		ctl_flight },
+	{ "contend",		ctl_contend },
+	{ "group",		ctl_group },
+	{ "apiflags",		ctl_apiflags },
+	{ "abi",		ctl_abi },
+	{ "attachflags",	ctl_attachflags,	CTL_TWO_DEVS },
+	{ "atomics",		ctl_atomics,		CTL_TWO_DEVS },
+	{ "errors",		ctl_errors },
+	{ "hold",		ctl_hold },
+	{ "guidinfo",		ctl_guidinfo },
+	{ "events",		ctl_events },
+	{ "syncself",		ctl_syncself },
+	{ "syncwait",		ctl_syncwait },
+	{ "capsloop",		ctl_capsloop },
+	{ "release",		ctl_release },
+};
+
+/* The CTL_LINE or CTL_PREFIX command that the whole of @buf is, if any. */
+static const struct ctl_cmd *ctl_find_line(const char *buf)
+{
+	const struct ctl_cmd *c;
+
+	for (c = ctl_cmds; c < ctl_cmds + ARRAY_SIZE(ctl_cmds); c++) {
+		if ((c->flags & CTL_LINE) && sysfs_streq(buf, c->name))
+			return c;
+		if ((c->flags & CTL_PREFIX) && !strncmp(buf, c->name, strlen(c->name)))
+			return c;
+	}
+	return NULL;
+}
+
+/* The "NAME DEV ..." command named @cmd, if any. */
+static const struct ctl_cmd *ctl_find(const char *cmd)
+{
+	const struct ctl_cmd *c;
+
+	for (c = ctl_cmds; c < ctl_cmds + ARRAY_SIZE(ctl_cmds); c++)
+		if (!(c->flags & (CTL_LINE | CTL_PREFIX)) && !strcmp(cmd, c->name))
+			return c;
+	return NULL;
+}
+
 static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 			 loff_t *ppos)
 {
-	char cmd[16], name[2 * IB_DEVICE_NAME_MAX], poll_s[16], kind[16], reply[16];
-	struct ulp_dev *d, *d_b;
-	enum ib_poll_context poll;
+	char cmd[16], name[2 * IB_DEVICE_NAME_MAX];
+	const struct ctl_cmd *c;
+	struct ctl_req r = {};
 	char *name_b;
-	unsigned long long seed;
-	unsigned int count;
 	char *buf;
 	int ret;
 
@@ -469,185 +809,38 @@ static ssize_t ctl_write(struct file *file, const char __user *ubuf, size_t len,
 	buf = memdup_user_nul(ubuf, len);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
+	r.buf = buf;
 	mutex_lock(&ulp_lock);
+	c = ctl_find_line(buf);
+	if (c) {
+		r.arg = buf + strlen(c->name);
+		ret = c->run(&r);
+		goto out;
+	}
 	ret = -EINVAL;
-	if (sysfs_streq(buf, "lastfail")) {
-		snprintf(tu_result, RESULT_MAX, "softirq %d\n", atomic_read(&lastfail_softirq));
-		ret = 0;
-		goto out;
-	}
-	if (sysfs_streq(buf, "syncresult")) {
-		snprintf(tu_result, RESULT_MAX, "ret %d\n", sync_ret);
-		ret = 0;
-		goto out;
-	}
-	if (sysfs_streq(buf, "capsresult")) {
-		snprintf(tu_result, RESULT_MAX, "ok %d enodev %d other %d running %d\n",
-			 atomic_read(&caps_ok), atomic_read(&caps_enodev),
-			 atomic_read(&caps_other), atomic_read(&caps_running));
-		caps_reap(false);
-		ret = 0;
-		goto out;
-	}
-	if (sysfs_streq(buf, "repost 0") || sysfs_streq(buf, "repost 1")) {
-		WRITE_ONCE(repost_on_done, buf[7] == '1');
-		snprintf(tu_result, RESULT_MAX, "repost %d\n", repost_on_done);
-		ret = 0;
-		goto out;
-	}
-	if (!strncmp(buf, "qpmode ", 7)) {
-		if (sysfs_streq(buf + 7, "create"))
-			qp_mode = QP_CREATE;
-		else if (sysfs_streq(buf + 7, "attach"))
-			qp_mode = QP_ATTACH;
-		else if (sysfs_streq(buf + 7, "attach_drain"))
-			qp_mode = QP_ATTACH_DRAIN;
-		else if (sysfs_streq(buf + 7, "attach_group"))
-			qp_mode = QP_ATTACH_GROUP;
-		else
-			goto out;
-		snprintf(tu_result, RESULT_MAX, "qpmode %d\n", qp_mode);
-		ret = 0;
-		goto out;
-	}
-	if (sysfs_streq(buf, "apistats")) {
-		/* Read and reset: each test phase sees its own. */
-		snprintf(tu_result, RESULT_MAX,
-			 "posted %d done %d ok %d canceled %d shutdown %d other %d atend %d repost_refused %d repost_other %d notbegun %d\n",
-			 atomic_xchg(&api_posted, 0), atomic_xchg(&api_done, 0),
-			 atomic_xchg(&api_ok, 0), atomic_xchg(&api_canceled, 0),
-			 atomic_xchg(&api_shutdown, 0), atomic_xchg(&api_other, 0),
-			 atomic_xchg(&api_at_end, 0),
-			 atomic_xchg(&api_repost_refused, 0),
-			 atomic_xchg(&api_repost_other, 0),
-			 atomic_xchg(&api_not_begun, 0));
-		ret = 0;
-		goto out;
-	}
 	if (sscanf(buf, "%15s %127s", cmd, name) != 2)
 		goto out;
-	if (!strcmp(cmd, "guidevents")) {
-		/* By name: what a device was told outlives it. */
-		unsigned int port, function;
-		struct guidev *g;
-
-		if (sscanf(buf, "%*s %*s %u %u", &port, &function) != 2)
-			goto out;
-		spin_lock(&guidev_lock);
-		g = guidev_find(name, port, function, false);
-		snprintf(tu_result, RESULT_MAX, "calls %u up %d count %u\n", g ? g->calls : 0,
-			 g ? g->up : 0, g ? g->count : 0);
-		spin_unlock(&guidev_lock);
-		ret = 0;
+	r.cmd = cmd;
+	r.name = name;
+	c = ctl_find(cmd);
+	if (c && (c->flags & CTL_BY_NAME)) {
+		ret = c->run(&r);
 		goto out;
 	}
 	/* DEV or, for atomics, REQUESTER:RESPONDER. */
 	name_b = strchr(name, ':');
 	if (name_b)
 		*name_b++ = 0;
-	d = find_dev(name);
-	d_b = name_b ? find_dev(name_b) : d;
+	r.d = find_dev(name);
+	r.d_b = name_b ? find_dev(name_b) : r.d;
 	ret = -ENODEV;
-	if (!d || !d_b)
+	if (!r.d || !r.d_b)
 		goto out;
+	/* An unknown command too: -ENODEV if DEV is not found, else -EINVAL. */
 	ret = -EINVAL;
-	if (d_b != d && strcmp(cmd, "atomics") && strcmp(cmd, "api") &&
-	    strcmp(cmd, "attachflags"))
+	if (!c || (r.d_b != r.d && !(c->flags & CTL_TWO_DEVS)))
 		goto out;
-	ret = -EINVAL;
-	if (!strcmp(cmd, "api")) {
-		u32 flags = 0;
-
-		if (sscanf(buf, "%*s %*s %15s %llu %u %15s %15s", poll_s, &seed,
-			   &count, kind, reply) != 5 || parse_poll(poll_s, &poll))
-			goto out;
-		if (!strcmp(reply, "be"))
-			flags = MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY;
-		else if (strcmp(reply, "none"))
-			goto out;
-		ret = run_api(d->dev, d_b->dev, poll, seed, count,
-			      !strcmp(kind, "narrow") ? API_NARROW :
-			      !strcmp(kind, "masked") ? API_MASKED : API_STD,
-			      flags);
-	} else if (!strcmp(cmd, "bench")) {
-		kind[0] = 0;
-		if (sscanf(buf, "%*s %*s %15s %u %15s", poll_s, &count, kind) < 2 ||
-		    parse_poll(poll_s, &poll))
-			goto out;
-		ret = run_bench(d->dev, poll, count, strcmp(kind, "short"));
-	} else if (!strcmp(cmd, "burst")) {
-		if (sscanf(buf, "%*s %*s %15s %u", poll_s, &count) != 2 ||
-		    parse_poll(poll_s, &poll))
-			goto out;
-		tu_result[0] = 0;
-		ret = run_burst(d->dev, poll, count);
-	} else if (!strcmp(cmd, "flight")) {
-		unsigned int depth;
-
-		if (sscanf(buf, "%*s %*s %15s %u %u %15s", poll_s, &depth, &count,
-			   kind) != 4 || parse_poll(poll_s, &poll))
-			goto out;
-		ret = run_flight(d->dev, poll, depth, count, kind);
-	} else if (!strcmp(cmd, "contend")) {
-		if (sscanf(buf, "%*s %*s %15s %u", poll_s, &count) != 2 ||
-		    parse_poll(poll_s, &poll))
-			goto out;
-		tu_result[0] = 0;
-		ret = run_contend(d->dev, poll, count);
-	} else if (!strcmp(cmd, "group")) {
-		if (sscanf(buf, "%*s %*s %15s %15s", poll_s, kind) != 2 ||
-		    parse_poll(poll_s, &poll))
-			goto out;
-		tu_result[0] = 0;
-		ret = run_group(d->dev, poll, kind);
-	} else if (!strcmp(cmd, "apiflags")) {
-		ret = run_apiflags(d->dev);
-	} else if (!strcmp(cmd, "abi")) {
-		ret = run_abi(d->dev);
-	} else if (!strcmp(cmd, "attachflags")) {
-		ret = run_attachflags(d->dev, d_b->dev);
-	} else if (!strcmp(cmd, "atomics")) {
-		if (sscanf(buf, "%*s %*s %15s %llu %u %15s %15s", poll_s, &seed,
-			   &count, kind, reply) != 5 || parse_poll(poll_s, &poll))
-			goto out;
-		ret = run_atomics(d->dev, d_b->dev, poll, seed, count,
-				  !strcmp(kind, "masked"), !strcmp(reply, "be"));
-	} else if (!strcmp(cmd, "errors")) {
-		if (sscanf(buf, "%*s %*s %15s", poll_s) != 1 || parse_poll(poll_s, &poll))
-			goto out;
-		ret = run_errors(d->dev, poll);
-	} else if (!strcmp(cmd, "hold")) {
-		kind[0] = 0;
-		if (sscanf(buf, "%*s %*s %u %15s", &count, kind) < 1)
-			goto out;
-		if (kind[0] && strcmp(kind, "api"))
-			goto out;
-		ret = hold(d, count, kind[0] != 0);
-		snprintf(tu_result, RESULT_MAX, "%s %d\n", cmd, ret);
-	} else if (!strcmp(cmd, "guidinfo")) {
-		int off = 0;
-
-		/* %n is not counted: the fields after it are the query's. */
-		if (sscanf(buf, "%*s %*s %n", &off) >= 0 && off)
-			ret = run_guidinfo(d->dev, buf + off);
-	} else if (!strcmp(cmd, "events")) {
-		ret = 0;
-		snprintf(tu_result, RESULT_MAX, "port_err %d port_active %d\n",
-			 atomic_read(&d->port_err), atomic_read(&d->port_active));
-	} else if (!strcmp(cmd, "syncself")) {
-		if (sscanf(buf, "%*s %*s %15s", poll_s) != 1 || parse_poll(poll_s, &poll))
-			goto out;
-		ret = run_syncself(d->dev, poll);
-	} else if (!strcmp(cmd, "syncwait")) {
-		ret = run_syncwait(d->dev);
-	} else if (!strcmp(cmd, "capsloop")) {
-		ret = caps_start(d->dev);
-		snprintf(tu_result, RESULT_MAX, "%s %d\n", cmd, ret);
-	} else if (!strcmp(cmd, "release")) {
-		release(d);
-		ret = 0;
-		snprintf(tu_result, RESULT_MAX, "%s 0\n", cmd);
-	}
+	ret = c->run(&r);
 out:
 	mutex_unlock(&ulp_lock);
 	kfree(buf);
