@@ -29,16 +29,20 @@ KDIR ?= /lib/modules/$(shell uname -r)/build
 
 run: setup
 	@kdir=$$(scripts/build-module.sh) && \
-		scripts/vm-run.sh tests/vm/demo.sh "$$kdir"
+		scripts/vm-run.sh scripts/guest/demo.sh "$$kdir"
 
 shell: setup
 	@kdir=$$(scripts/build-module.sh) && \
-		scripts/vm-run.sh --shell tests/vm/shell.sh "$$kdir"
+		scripts/vm-run.sh --shell scripts/guest/shell.sh "$$kdir"
 
+# The guest's /extra: EXTRA if given, else what make check gives the VM
+# tests (the host's reference digests, scripts/vm-extra.sh).
 vm-run: setup
 	@if [ -z "$(SCRIPT)" ]; then echo "usage: make vm-run SCRIPT=path/to/guest-script.sh" >&2; exit 2; fi
 	@kdir=$$(scripts/build-module.sh) && \
-		scripts/vm-run.sh "$(SCRIPT)" "$$kdir" "$(EXTRA)"
+		extra="$(EXTRA)" && \
+		if [ -z "$$extra" ]; then extra=$${MLX_EXT_BUILD:-build}/vm-extra && scripts/vm-extra.sh "$$extra"; fi && \
+		scripts/vm-run.sh "$(SCRIPT)" "$$kdir" "$$extra"
 
 check:
 	@scripts/check.sh
@@ -52,14 +56,14 @@ bench-host:
 # KASAN and lockdep would be what they measure.
 bench-vm: setup
 	@kdir=$$(MLX_EXT_KERNEL=production scripts/build-module.sh) && \
-		scripts/vm-run.sh tests/vm/bench.sh "$$kdir"
+		scripts/vm-run.sh tests/bench/bench.sh "$$kdir"
 
 # Its last figure runs for ten minutes (MLX_EXT_BENCH_ERROR_SECS in the
 # guest, through MLX_EXT_VM_APPEND, shortens it).
 bench-guid: setup
 	@kdir=$$(MLX_EXT_KERNEL=production scripts/build-module.sh) && \
 		MLX_EXT_VM_TIMEOUT=$${MLX_EXT_VM_TIMEOUT:-1800} \
-		scripts/vm-run.sh tests/vm/bench_guid.sh "$$kdir"
+		scripts/vm-run.sh tests/bench/bench_guid.sh "$$kdir"
 
 module: setup
 	@scripts/build-module.sh >/dev/null

@@ -218,7 +218,7 @@ if [ -d "$MLX_EXT_BUILD/dkms/lib/modules" ]; then
 	# Signatures enforced, as lockdown enforces them under Secure Boot.
 	MLX_EXT_GUEST_MODULES=$MLX_EXT_BUILD/dkms/lib/modules \
 		MLX_EXT_VM_APPEND="module.sig_enforce=1${MLX_EXT_VM_APPEND:+ $MLX_EXT_VM_APPEND}" \
-		"$MLX_EXT_ROOT/scripts/vm-run.sh" tests/vm/dkms.sh "$pkdir" "$dkms_extra" | tee "$MLX_EXT_BUILD/vm-dkms.out"
+		"$MLX_EXT_ROOT/scripts/vm-run.sh" tests/install/dkms.sh "$pkdir" "$dkms_extra" | tee "$MLX_EXT_BUILD/vm-dkms.out"
 	vm_tally "dkms vm run" "${PIPESTATUS[0]}" "$MLX_EXT_BUILD/vm-dkms.out"
 fi
 set -e

@@ -17,7 +17,7 @@
 #   - a kernel without CONFIG_RUST is skipped (dkms exit 77), not failed;
 #   - the sample ULP that install-check.sh built against the installed
 #     headers and installed (signed) with Kbuild, beside it (updates/sample);
-#   - the result booted in the VM (tests/vm/dkms.sh, with only the staged
+#   - the result booted in the VM (tests/install/dkms.sh, with only the staged
 #     modules in the guest): modprobe mlx_ext from updates/dkms, modprobe of
 #     the sample, which depmod's dependencies bring mlx_ext in for, an
 #     unsigned module refused, and mlx_ext next to the real mlx4_ib and
@@ -25,7 +25,7 @@
 # Prints KTAP (the host part here, the guest's after it).
 source "$(dirname "$0")/lib.sh"
 set +e
-. "$MLX_EXT_ROOT/tests/vm/ktap.sh"
+. "$MLX_EXT_ROOT/tests/vm/lib/ktap.sh"
 
 [ $# = 1 ] || { echo "usage: dkms-check.sh KERNEL_DIR" >&2; exit 2; }
 kdir=$1
@@ -75,7 +75,7 @@ mlx_ext_sim.ko" "installed" || return 1
 }
 
 # What dkms installed is signed with the key it was given (the guest, which
-# enforces signatures, loads it: tests/vm/dkms.sh).
+# enforces signatures, loads it: tests/install/dkms.sh).
 test_dkms_signed() {
 	if [ -z "${mok_signing_key:-}" ]; then
 		echo "$kdir does not check module signatures (no CONFIG_MODULE_SIG)"

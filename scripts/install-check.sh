@@ -14,7 +14,7 @@
 # Prints KTAP.
 source "$(dirname "$0")/lib.sh"
 set +e
-. "$MLX_EXT_ROOT/tests/vm/ktap.sh"
+. "$MLX_EXT_ROOT/tests/vm/lib/ktap.sh"
 
 [ $# = 2 ] || { echo "usage: install-check.sh KDIR STAGE" >&2; exit 2; }
 # Absolute: Kbuild runs in KDIR, where a relative INSTALL_MOD_PATH would land.

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Builds the guest's initramfs: busybox, the kernel's modules with modules.dep
 # (the tree's modules among them, under extra/), the `rdma` tool and its
-# libraries, the guest scripts of tests/vm/, and SCRIPT as /run.sh, which the
-# guest's init runs.
+# libraries, the VM tests of tests/vm/ (areas in /tests, helpers in
+# /tests/lib), and SCRIPT as /run.sh, which the guest's init
+# (scripts/guest/init) runs.
 #
 # Usage: mkinitramfs.sh KERNEL_DIR SCRIPT OUTPUT EXTRA_DIR MODULE_KO...
 # (MLX_EXT_GUEST_MODULES: see "Modules" below.)
@@ -41,7 +42,7 @@ copy_dynamic() {
 rdma=$(command -v rdma) || die "rdma not found (Debian package iproute2)"
 copy_dynamic "$rdma"
 
-# perftest's atomic tests, the benchmark's anchor (tests/vm/bench.sh), with
+# perftest's atomic tests, the benchmark's anchor (tests/bench/bench.sh), with
 # libibverbs' rxe provider, which libibverbs loads by name from its
 # directory as /etc/libibverbs.d/rxe.driver says. Only the benchmark runs
 # them; an image without them (perftest not installed) says so there.
@@ -97,16 +98,23 @@ if grep -qE '\.ko\.(xz|gz|zst):' "$root/lib/modules/$kver/modules.dep"; then
 	done
 fi
 
+# The VM tests' areas in /tests, their helpers in /tests/lib (and, for
+# scripts written before there was a lib/, /tests/common.sh and
+# /tests/ktap.sh).
+mkdir -p "$root/tests/lib"
 cp "$MLX_EXT_ROOT"/tests/vm/*.sh "$root/tests/"
-# The guest's C helpers (tests/vm/*.c), static: the guest has no libc.
-for c in "$MLX_EXT_ROOT"/tests/vm/*.c; do
+cp "$MLX_EXT_ROOT"/tests/vm/lib/*.sh "$root/tests/lib/"
+ln -s lib/common.sh "$root/tests/common.sh"
+ln -s lib/ktap.sh "$root/tests/ktap.sh"
+# The guest's C helpers (tests/vm/lib/*.c), static: the guest has no libc.
+for c in "$MLX_EXT_ROOT"/tests/vm/lib/*.c; do
 	gcc -static -Os -Wall -o "$root/bin/$(basename "$c" .c)" "$c" ||
 		die "cannot build the guest helper $c (needs gcc and libc6-dev)"
 done
-cp "$MLX_EXT_ROOT/tests/vm/init" "$root/init"
+cp "$MLX_EXT_ROOT/scripts/guest/init" "$root/init"
 cp "$script" "$root/run.sh"
 basename "$script" >"$root/run.name"
-chmod +x "$root/init" "$root"/tests/*.sh "$root/run.sh"
+chmod +x "$root/init" "$root"/tests/*.sh "$root"/tests/lib/*.sh "$root/run.sh"
 [ -z "$extra" ] || cp -r "$extra"/. "$root/extra/"
 
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) >"$out"

@@ -4,7 +4,7 @@
 # adapters, show what it reports for each, a ULP's masked atomics, and a VF
 # GUID table converging with the simulated SA.
 
-. /tests/common.sh
+. /tests/lib/common.sh
 
 step() { echo; echo "### $*"; }
 

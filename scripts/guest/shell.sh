@@ -3,7 +3,7 @@
 # `make shell`: rxe0 added and mlx_ext loaded, then a shell on the console.
 # Leave it with `exit` (or Ctrl-D): the VM powers off.
 
-. /tests/common.sh
+. /tests/lib/common.sh
 
 add_rxe0 || echo "could not add rxe0"
 modprobe mlx_ext || echo "could not load mlx_ext"

@@ -9,7 +9,7 @@
 # same boot, the anchor. A benchmark, not a test: it prints figures; it
 # fails only if something could not run.
 
-. /tests/common.sh
+. /tests/lib/common.sh
 
 ULPCTL=/sys/kernel/debug/mlx_ext_test_ulp/ctl
 OPS=${MLX_EXT_BENCH_OPS:-4000}

@@ -9,7 +9,7 @@
 # benchmark, not a test: it prints figures and fails only if something could
 # not run.
 
-. /tests/common.sh
+. /tests/lib/common.sh
 
 SIM=/sys/bus/mlx_ext_sim
 WRITES=${MLX_EXT_BENCH_WRITES:-1000}

@@ -8,7 +8,7 @@
 # for the toolchain. Prints KTAP.
 source "$(dirname "$0")/../../scripts/lib.sh"
 set +e
-. "$MLX_EXT_ROOT/tests/vm/ktap.sh"
+. "$MLX_EXT_ROOT/tests/vm/lib/ktap.sh"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

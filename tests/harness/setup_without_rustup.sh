@@ -6,7 +6,7 @@
 # named by its path). Prints KTAP.
 source "$(dirname "$0")/../../scripts/lib.sh"
 set +e
-. "$MLX_EXT_ROOT/tests/vm/ktap.sh"
+. "$MLX_EXT_ROOT/tests/vm/lib/ktap.sh"
 
 no_rustup_path() {
 	printf '%s' "$PATH" | tr ':' '\n' | grep -v '/\.cargo/bin$' | paste -sd:

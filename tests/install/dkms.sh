@@ -8,8 +8,8 @@
 # module is refused; mlx_ext works next to the real mlx4_ib and mlx5_ib;
 # the rdma_cm sample runs over rxe0.
 
-. /tests/ktap.sh
-. /tests/common.sh
+. /tests/lib/ktap.sh
+. /tests/lib/common.sh
 
 test_dkms_modprobe() {
 	kver=$(uname -r)

@@ -601,7 +601,7 @@ out:
 }
 
 /*
- * The benchmark (tests/vm/bench.sh, make bench): ns per operation through
+ * The benchmark (tests/bench/bench.sh, make bench): ns per operation through
  * the API, sequential on one QP, and throughput of NT threads with a QP
  * each on one word.
  */

@@ -1,26 +1,30 @@
+#!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# VM tests of mlx_ext's atomic API for kernel ULPs (include/mlx_ext/mlx_ext.h,
-# Documentation/ulp-api.rst), through the test ULP's "api", "apiflags",
-# "hold ... api" and "apistats" commands (tests/ulp/). Sourced by
-# check.sh after sim.sh, whose helpers (ulp, host_digest, sim_new...) they
-# use, on the devices sim.sh's tests left: mlxsim0 cx3, mlxsim1 connectib,
-# mlxsim2 cx4, and rxe0.
+# VM tests of mlx_ext's atomic API for kernel ULPs
+# (include/mlx_ext/mlx_ext.h, Documentation/ulp-api.rst), through the test
+# ULP's "api", "apiflags", "hold ... api" and "apistats" commands
+# (tests/ulp/).
+# The setup makes mlxsim0 (cx3), mlxsim1 (Connect-IB with 2 ports and 5
+# VFs) and mlxsim2 (cx4) beside rxe0, with the test ULP loaded
+# (lib/stack.sh).
 
-# api_run DEV POLL SEED COUNT KIND FLAGS MIN MAX: runs the API's random
-# operations, checks them against the host's reference and checks that
-# they took between MIN and MAX work requests.
-api_run() {
-	want=$(host_digest "$3" "$4" "$5")
-	[ -n "$want" ] || { echo "no host digest for $3 $4 $5 in /extra"; return 1; }
-	got=$(ulp "api $1 $2 $3 $4 $5 $6")
-	case "$got" in
-	"ok $want attempts "*) ;;
-	*) echo "$1 $5 $6: expected 'ok $want ...', got '$got'"; return 1 ;;
-	esac
-	n=${got##* }
-	[ "$n" -ge "$7" ] && [ "$n" -le "$8" ] ||
-		{ echo "$1 $5: $n work requests for $4 operations, expected $7..$8"; return 1; }
-	echo "$1 $5 $4: host reference matched, $n work requests"
+. /tests/lib/area.sh
+. /tests/lib/sim.sh
+. /tests/lib/api.sh
+
+ALL_TESTS="test_api_exact test_api_flag_rules test_api_destroy_with_ops_in_flight
+	test_api_emulation_faults test_api_no_atomics test_api_driver_refusal_downgrades
+	test_api_driver_lacks_opcodes test_api_abi_and_fence
+	test_api_refusal_in_softirq_during_rename test_api_query_caps_across_removal
+	test_api_sync_contexts test_api_contention test_api_combining test_api_request_pool
+	test_api_request_pool_growth_fails"
+
+setup() {
+	stack_up sim && stack_models
+}
+
+cleanup() {
+	stack_down
 }
 
 # 10,000 random masked CAS/FA per device class through the API, every
@@ -76,36 +80,6 @@ test_api_flag_rules() {
 	dmesg | grep -q "mlxsim1: atomics refused to a ULP: the device replies big-endian" ||
 		{ echo "no log of the refusal on connectib"; return 1; }
 	for d in mlxsim0 mlxsim1 mlxsim2; do objects_zero $d || return 1; done
-}
-
-# apistats_check [cancelled|inflight]: the API operations "hold" posted
-# since the last check each reported exactly once (a second report or none
-# counts as "other"), none with an unexpected error; with "cancelled", some
-# were still in flight when their QP was destroyed and ended flushed or
-# stopped; with "inflight", some were pending when the destroy or detach
-# began (and had ended when it returned: "other" counts those that had not).
-apistats_check() {
-	want=$1
-	s=$(ulp apistats)
-	set -- $s
-	posted=$2 done=$4 canceled=$8 shutdown=${10} other=${12} atend=${14} notbegun=${20}
-	[ "$posted" -gt 0 ] || { echo "nothing posted: $s"; return 1; }
-	expect_eq "$done" "$posted" "operations finished ($s)" || return 1
-	expect_eq "$other" 0 "unexpected outcomes ($s)" || return 1
-	if [ "$want" = cancelled ]; then
-		[ $((canceled + shutdown + notbegun)) -gt 0 ] ||
-			{ echo "no operation was in flight at destroy: $s"; return 1; }
-	fi
-	# Operations that waited behind a flushed compare-and-swap, flushed by
-	# the ULP's own drain: known not begun (-ECONNABORTED), not "unknown".
-	if [ "$want" = notbegun ]; then
-		[ "$canceled" -gt 0 ] && [ "$notbegun" -gt 0 ] ||
-			{ echo "expected flushed and not-begun operations: $s"; return 1; }
-	fi
-	if [ "$want" = inflight ]; then
-		[ "$atend" -gt 0 ] || { echo "nothing was pending at the end: $s"; return 1; }
-	fi
-	echo "$s"
 }
 
 # Destroy and device removal while operations are in flight: emulated masked
@@ -406,17 +380,6 @@ test_api_contention() {
 	for d in mlxsim0 mlxsim2; do objects_zero $d || return 1; done
 }
 
-# contend_runs "DEV POLL OPS"...: the ULP's run_contend for each, which
-# must report its 4 x OPS operations done right.
-contend_runs() {
-	for run in "$@"; do
-		set -- $run
-		got=$(ulp "contend $run")
-		echo "$1: $got"
-		case "$got" in "ok ops $((4 * $3)) "*) ;; *) return 1 ;; esac
-	done
-}
-
 # Combining: 8 emulated masked FAs posted at once on one word from one QP,
 # 50 rounds (the ULP's run_burst): every response shows the op's own field
 # as its count, the responses of a round agree on one order, the final word
@@ -443,26 +406,6 @@ test_api_combining() {
 	after=$(cat $SIMDBG/mlxsim0/atomics)
 	case "$got" in "ok ops 400 attempts 400 "*) ;; *) echo "cx3: $got"; return 1 ;; esac
 	expect_eq "$((after - before))" 400 "cx3 atomics"
-}
-
-POOL=/sys/kernel/debug/mlx_ext/request_pool
-
-# pool_stats: "MADE LIVE TAKEN POSTED" of the request pools' counters.
-pool_stats() {
-	awk '{ print $2, $4, $6, $8 }' $POOL
-}
-
-# pool_ulp CMD: the ULP's answer to CMD in $got, with the request pools'
-# counters before (made0 live0 taken0 posted0) and after (made live taken
-# posted).
-pool_ulp() {
-	read -r made0 live0 taken0 posted0 <<EOF_STATS
-$(pool_stats)
-EOF_STATS
-	got=$(ulp "$1")
-	read -r made live taken posted <<EOF_STATS
-$(pool_stats)
-EOF_STATS
 }
 
 # flight_pool DEV KIND DEPTH OPS MIN MAX: the ULP keeps DEPTH operations of
@@ -559,3 +502,5 @@ EOF_STATS
 	expect_eq "$post_enomem" 2 "growths failed at a post (the 9th and the 17th)" || return 1
 	flight_pool mlxsim0 masked 64 400 1 8
 }
+
+ktap_main "$@"

@@ -1,10 +1,28 @@
+#!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # VM tests of masked atomics on QPs a ULP creates and owns
 # (mlx_ext_init_qp_attr, mlx_ext_attach_qp, mlx_ext_detach_qp;
 # Documentation/ulp-api.rst, "Attaching to your own QP"), through the test
 # ULP's "qpmode", "attachflags" and the API commands of api.sh run in attach
-# mode. Sourced by check.sh after api.sh, on the same devices: mlxsim0 cx3,
-# mlxsim1 connectib, mlxsim2 cx4, and rxe0.
+# mode.
+# The setup makes the devices api.sh's does: mlxsim0 (cx3), mlxsim1
+# (Connect-IB), mlxsim2 (cx4) and rxe0, with the test ULP loaded.
+
+. /tests/lib/area.sh
+. /tests/lib/sim.sh
+. /tests/lib/api.sh
+
+ALL_TESTS="test_attach_refusals test_attach_exact test_attach_contention test_attach_group
+	test_attach_detach_with_ops_in_flight test_attach_rdma_cm_sample
+	test_attach_rdma_cm_device_removal"
+
+setup() {
+	stack_up sim && stack_models
+}
+
+cleanup() {
+	stack_down
+}
 
 # attachflags DEV: the refusals of the attach API on DEV, on one line.
 attachflags() {
@@ -250,3 +268,5 @@ test_attach_rdma_cm_device_removal() {
 	rmmod mlx_ext_counters || return 1
 	add_rxe0 && counters_run 100
 }
+
+ktap_main "$@"

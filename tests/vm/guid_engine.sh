@@ -1,9 +1,25 @@
+#!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # VM tests of a port's GUID engine against the simulated SA: admin writes
-# and their refusals, declines and SA errors backing off, a storm of
-# writes under every SA mode, GUID-change events, and a port coming back
-# up (Documentation/vf-guids.rst). Sourced by check.sh after guid.sh,
-# whose helpers they use.
+# and their refusals, declines and SA errors backing off, a storm of writes
+# under every SA mode, GUID-change events, and a port coming back up
+# (Documentation/vf-guids.rst).
+
+. /tests/lib/area.sh
+. /tests/lib/sim.sh
+. /tests/lib/guid.sh
+
+ALL_TESTS="test_guid_admin_writes test_guid_bad_writes test_guid_backoff
+	test_guid_sa_error_backoff test_guid_storm test_guid_events test_guid_port_up_resends
+	test_guid_port_up_ends_sa_backoff"
+
+setup() {
+	stack_up sim
+}
+
+cleanup() {
+	stack_down
+}
 
 # Administrator writes reach the SA at once and come back operational: a
 # value, 0 (the SM assigns one) and all ones (deleted, by a DELETE); SET and
@@ -275,3 +291,5 @@ test_guid_port_up_resends() {
 	expect_eq "$(cat $I/ports/1/gids/*)" "$before" "the table" || return 1
 	sim_del 331
 }
+
+ktap_main "$@"

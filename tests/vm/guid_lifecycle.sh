@@ -1,9 +1,24 @@
+#!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # VM tests of the VF GUID tables' lifetime: removal with a request in
 # flight, the vf_guid_tables switch (also under readers), the VF count
 # changing, and the GUIDs of a table that goes deleted at the SM
-# (Documentation/vf-guids.rst). Sourced by check.sh after guid.sh, whose
-# helpers they use.
+# (Documentation/vf-guids.rst).
+
+. /tests/lib/area.sh
+. /tests/lib/sim.sh
+. /tests/lib/guid.sh
+
+ALL_TESTS="test_guid_removal_in_flight test_guid_switch test_guid_switch_under_readers
+	test_guid_vfs_change test_guid_retire"
+
+setup() {
+	stack_up sim
+}
+
+cleanup() {
+	stack_down
+}
 
 # Removal and rmmod with SA queries in flight and work pending: every query
 # ends, nothing leaks (test_no_leaks), nothing splats.
@@ -216,12 +231,6 @@ test_guid_vfs_change() {
 	[ ! -e $IB/$d ] || { echo "$d still there"; return 1; }
 }
 
-# deletes DEV: "BLOCK MASK STATUS;" of each DELETE (method 0x15) of
-# GuidInfoRecords port 1's SA logged.
-deletes() {
-	sa_log $1 1 | awk '$3 == 15 && $4 == 30 {printf "%s %s %s;", $5, $6, $8}'
-}
-
 # held_gone DEV ENTRIES...: whether the port's GID table (ib_core's copy of
 # what the simulated SM programmed) holds no GUID at any of ENTRIES.
 held_gone() {
@@ -308,3 +317,5 @@ test_guid_retire() {
 		expect_eq "$(ulp "guidevents $d 1 $vf" | cut -d' ' -f3-4)" "up 0" "VF$vf after the removal" || return 1
 	done
 }
+
+ktap_main "$@"

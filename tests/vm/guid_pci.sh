@@ -1,9 +1,32 @@
+#!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # VM tests of the VF GUID tables on a real PCI PF: the VM's nvme function
 # with SR-IOV (scripts/vm-run.sh), bound to the simulator's PCI driver and
-# taken as a simulated adapter's parent ("pci:DDDD:BB:DD.F" in
-# new_device), whose VFs the PCI core adds and removes (drivers/pci/iov.c).
-# Sourced by check.sh after guid.sh, whose helpers they use.
+# taken as a simulated adapter's parent ("pci:DDDD:BB:DD.F" in new_device),
+# whose VFs the PCI core adds and removes (drivers/pci/iov.c).
+
+. /tests/lib/area.sh
+. /tests/lib/sim.sh
+. /tests/lib/guid.sh
+
+ALL_TESTS="test_guid_pci_vfs test_guid_pci_no_sriov test_guid_pci_teardown
+	test_guid_failslab_pci"
+
+setup() {
+	stack_up sim
+}
+
+# Besides the modules: the PCI functions the tests bound to the simulator
+# (driver_override would bind them again at its next load) and a PF a
+# failed test left off the bus.
+cleanup() {
+	stack_down || return 1
+	for p in $PCIDEVS/*; do
+		[ "$(cat $p/driver_override)" != mlx_ext_sim ] || echo >$p/driver_override || return 1
+	done
+	pci_pf >/dev/null || echo 1 >/sys/bus/pci/rescan
+	pci_pf >/dev/null || { echo "no SR-IOV PF on the bus after a rescan"; return 1; }
+}
 
 PCIDEVS=/sys/bus/pci/devices
 
@@ -42,9 +65,12 @@ vf_entries() {
 	for f in $(fn_dirs $1 | tail -n +2); do cat $IB/$1/iov/$f/ports/1/gid_idx/0 2>/dev/null; done
 }
 
-# converged DEV ID: every VF's first entry holds what the SM assigns.
+# converged DEV ID: there are VFs, and every VF's first entry holds what
+# the SM assigns.
 converged() {
-	for n in $(vf_entries $1); do gid_is $1 $n $(sm_guid $2 $n) || return 1; done
+	entries=$(vf_entries $1)
+	[ -n "$entries" ] || return 1
+	for e in $entries; do gid_is $1 $e $(sm_guid $2 $e) || return 1; done
 }
 
 # made_for DEV: for which numbers of VFs the tables were made, once each
@@ -272,3 +298,5 @@ test_guid_failslab_pci() {
 	wait_until 5 eval "[ ! -e $I ]" || { echo "the tree outlived the VFs"; return 1; }
 	sim_del 364
 }
+
+ktap_main "$@"

@@ -1,12 +1,27 @@
+#!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # VM tests of the simulator's subnet administrator (Documentation/
 # simulator.rst, "The subnet administrator"), at the MAD level through the
-# test ULP's guidinfo, on adapters without VFs. Sourced by check.sh after
-# guid.sh, whose helpers they use.
+# test ULP's guidinfo, on adapters without VFs.
+
+. /tests/lib/area.sh
+. /tests/lib/sim.sh
+. /tests/lib/guid.sh
+
+ALL_TESTS="test_sim_sa_guidinfo test_sim_sa_programmed test_sim_sa_port_events
+	test_sim_sa_del_with_query_in_flight"
+
+setup() {
+	stack_up sim
+}
+
+cleanup() {
+	stack_down
+}
 
 # The simulated SA answers ib_sa's GuidInfoRecord queries at the MAD level,
 # here on adapters with no VFs (mlx_ext's own GUID tables, which would send
-# requests of their own, are tested below),
+# requests of their own, are tested in the other guid_*.sh files),
 # through the port's GSI QP (QP1, made by ib_mad): SET assigns (0) or sets
 # a value, DELETE clears; the answers carry the record and the port's GID
 # table follows (gids/N in sysfs, through ib_core's cache). The port's own
@@ -133,3 +148,5 @@ test_sim_sa_del_with_query_in_flight() {
 	[ ! -e $IB/mlxsim313 ] || { echo "mlxsim313 still there"; return 1; }
 	grep -q "^err" /tmp/inflight || { echo "the query did not end in an error"; return 1; }
 }
+
+ktap_main "$@"

@@ -1,8 +1,24 @@
+#!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # VM tests of which ports get a VF GUID tree, its files and their
 # permissions, the split of a port's entries, and the tables a port starts
-# with (Documentation/vf-guids.rst). Sourced by check.sh after guid.sh,
-# whose helpers they use.
+# with (Documentation/vf-guids.rst).
+
+. /tests/lib/area.sh
+. /tests/lib/sim.sh
+. /tests/lib/guid.sh
+
+ALL_TESTS="test_guid_tree_placement test_guid_tree_split test_guid_table_size
+	test_guid_initial_tables test_guid_gids_read_the_port test_sysfs_lock_class_per_group
+	test_guid_failslab_add"
+
+setup() {
+	stack_up sim
+}
+
+cleanup() {
+	stack_down
+}
 
 # Which ports get an iov tree, decided when mlx_ext adds a device from what
 # its parent says (the simulator's struct mlx_ext_sim_info, read with no
@@ -28,8 +44,9 @@ test_guid_tree_placement() {
 		expect_eq "$(echo "$log" | grep -c "mlxsim301: port $p: no VF GUID tree: the port has 128 GUIDs: too few for the PF's 2 and one for each of 127 VFs")" 1 \
 			"127 VFs, port $p" || return 1
 	done
-	# (test_failslab_add_path's failures on rxe0's add path say "no VF GUID
-	# tables (ENOMEM)" where one hit them: not lines of a decision.)
+	# (Failures injected on rxe0's add path, test_failslab_add_path in
+	# module.sh, say "no VF GUID tables (ENOMEM)" where one hit them: not
+	# lines of a decision.)
 	expect_eq "$(echo "$log" | grep -v 'no VF GUID tables (' | grep -c 'mlxsim303: .*VF GUID\|rxe0: .*VF GUID')" 0 \
 		"lines for no VFs and RoCE"
 }
@@ -233,3 +250,48 @@ test_sysfs_lock_class_per_group() {
 	expect_eq "$((after - before))" 4 "new classes" || return 1
 	sim_del 352
 }
+
+# Each allocation made with mlx_ext's code on the stack fails in turn while
+# mlx_ext adds a simulated adapter with VFs (as test_failslab_add_path does
+# for rxe0, module.sh), whose VF GUID
+# tables (engine, work item, event handler, sysfs tree) take most of the
+# allocations: each failure leaves the device without tables (or without
+# mlx_ext at all), with a message, and never crashes, leaks (test_no_leaks)
+# or splats; the tables come up once nothing fails. The tables take about a
+# thousand allocations (a sysfs file each): the first 20 fail in turn, then
+# one in 29, to the last.
+test_guid_failslab_add() {
+	[ -d $FAILSLAB ] || { echo "no $FAILSLAB"; return $KSFT_SKIP; }
+	failslab_on_mlx_ext
+	n=1 steps=0 rc=0 no_mlx_ext=0 no_tables=0 absorbed=0 t0=$(date +%s)
+	while [ $steps -le 200 ]; do
+		steps=$((steps + 1))
+		fail_nth $n "echo '340 cx3 1 1' >$SIMBUS/new_device" ||
+			{ echo "allocation $n: new_device failed"; rc=1; break; }
+		[ -e $IB/mlxsim340 ] || { echo "allocation $n: mlxsim340 missing"; rc=1; break; }
+		if [ $INJECTED = 0 ]; then
+			[ -d $IB/mlxsim340/iov ] || { echo "no failure injected, yet no tables"; rc=1; }
+			break
+		fi
+		if [ ! -d $IB/mlxsim340/mlx_ext ]; then
+			no_mlx_ext=$((no_mlx_ext + 1))
+		elif [ ! -d $IB/mlxsim340/iov ]; then
+			no_tables=$((no_tables + 1))
+		else
+			absorbed=$((absorbed + 1))
+		fi
+		echo 340 >$SIMBUS/del_device || { rc=1; break; }
+		if [ $n -lt 20 ]; then n=$((n + 1)); else n=$((n + 29)); fi
+	done
+	failslab_off
+	echo "$((steps - 1)) allocations failed, up to the ${n}th, in $(($(date +%s) - t0)) s: $no_mlx_ext left no mlx_ext directory, $no_tables no VF GUID tables, $absorbed were absorbed"
+	[ $rc = 0 ] || return 1
+	[ $steps -le 200 ] || { echo "still failing after 200 steps"; return 1; }
+	[ $no_tables -ge 30 ] || { echo "too few allocations of the tables reached"; return 1; }
+	dmesg | grep -q "mlxsim340: no VF GUID tables" || { echo "no message for the missing tables"; return 1; }
+	# The tables work: the SM granted VF1's base.
+	wait_until 10 gid_is mlxsim340 2 $(sm_guid 340 2) || { echo "the tables never converged"; return 1; }
+	echo 340 >$SIMBUS/del_device
+}
+
+ktap_main "$@"

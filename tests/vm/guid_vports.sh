@@ -1,9 +1,23 @@
+#!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # VM tests of the vport model of VF GUIDs (Connect-IB, ConnectX-4 and later:
 # mlx5's set_vf_guid/get_vf_guid; Documentation/vf-guids.rst), where the
 # other guid_*.sh files test the alias-GUID model (ConnectX-3). Its PCI step
-# is in guid_pci.sh. Sourced by check.sh after guid.sh, whose helpers it
-# uses.
+# is in guid_pci.sh.
+
+. /tests/lib/area.sh
+. /tests/lib/sim.sh
+. /tests/lib/guid.sh
+
+ALL_TESTS="test_guid_vports"
+
+setup() {
+	stack_up sim
+}
+
+cleanup() {
+	stack_down
+}
 
 # The vport model (SPEC section 4), chosen by the device's identity (an
 # mlx5 part id: the simulated connectib and cx4): each VF's node and port
@@ -79,3 +93,5 @@ test_guid_vports() {
 	expect_eq "$(vf_guids_of 356)" "calls 0 failed 0 refused 0" "cx3: no set_vf_guid call" || return 1
 	sim_del 355; sim_del 356
 }
+
+ktap_main "$@"

@@ -59,3 +59,18 @@ report() {
 		done
 	done
 }
+
+# wait_until SECONDS CMD...: runs CMD every 0.1 s until it succeeds; fails
+# after SECONDS.
+# (Its counter has a name of its own: CMD may be a helper with an n of its
+# own, and shell variables are global.)
+wait_until() {
+	wait_until_n=$(($1 * 10))
+	shift
+	while [ $wait_until_n -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.1
+		wait_until_n=$((wait_until_n - 1))
+	done
+	return 1
+}

@@ -6,8 +6,7 @@
 # (the alias model's writes, answers, backoff, events), guid_lifecycle.sh
 # (removal, the switch, VF changes, GUIDs deleted at the SM),
 # guid_vports.sh (the vport model) and guid_pci.sh (a real PCI PF, both
-# models). Sourced by check.sh after sim.sh, whose helpers these use, and
-# before the guid_*.sh files.
+# models). Sourced by those files after lib/sim.sh, whose helpers these use.
 
 # files DIR FIRST LAST: the paths DIR/FIRST to DIR/LAST, in numeric order
 # (busybox's seq has no -f).
@@ -24,6 +23,12 @@ sa_totals() {
 # TID FIRST_MS METHOD ATTR BLOCK MASK COPIES STATUS DECLINED (rust/simulator/sa.rs).
 sa_log() {
 	tail -n +4 $SIMDBG/$1/sa$2
+}
+
+# deletes DEV: "BLOCK MASK STATUS;" of each DELETE (method 0x15) of
+# GuidInfoRecords port 1's SA logged.
+deletes() {
+	sa_log $1 1 | awk '$3 == 15 && $4 == 30 {printf "%s %s %s;", $5, $6, $8}'
 }
 
 # port_gid DEV PORT N: the GUID half of GID N of the port as ib_core's cache
@@ -56,19 +61,6 @@ split_of() {
 	for f in $(fn_dirs $1); do
 		ls $IB/$1/iov/$f/ports/1/gid_idx | wc -l
 	done | tr '\n' ' '
-}
-
-# wait_until SECONDS CMD...: runs CMD every 0.1 s until it succeeds; fails
-# after SECONDS.
-wait_until() {
-	n=$(($1 * 10))
-	shift
-	while [ $n -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.1
-		n=$((n - 1))
-	done
-	return 1
 }
 
 # gid_is DEV N GUID: whether gids/N of port 1 shows GUID (16 hex digits).
