@@ -1,131 +1,122 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# `make check`: every test of mlx_ext. Host: cargo test, the harness's own
-# tests, rustfmt, clippy; kernel: module build without warnings (the
-# kernel's CLIPPY=1), checkpatch --strict on the C files; VM: the KTAP
-# tests in QEMU on the debug kernel. Then, on the production-config kernel:
-# install: `make modules`, `make modules_install`, `make headers_install`
-# into a staging root and the sample ULP against them, as a user with their
-# own kernel runs them; dkms: Debian's dkms add/build/install (staged,
-# signed), booted in the VM with signatures enforced. The last line sums up
-# all of them. Every step that could hang has a time limit
-# (MLX_EXT_*_TIMEOUT).
+# `make check`: every test of mlx_ext, as a table of steps (STEPS below).
+# Each step prints KTAP (its own document: a plan and one result per test;
+# cargo's results are turned into KTAP lines), which one parser tallies
+# (ktap_counts, lib.sh); a step that exits non-zero without a failed result
+# to say why, or prints no result at all, counts as one failure, so a step
+# that fails to start is never a silent skip. The last line sums up every
+# step: "N passed, N failed, N skipped". Every step that could hang has a
+# time limit (MLX_EXT_*_TIMEOUT).
+#
 # The behaviour tests run on the debug kernel whatever the environment
-# says; the install tests below ask for the production one themselves.
+# says; the install steps ask for the production one themselves.
 export MLX_EXT_KERNEL=debug
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/steps.sh"
+set +e
 cd "$MLX_EXT_ROOT"
 
-passed=0 failed=0 skipped=0
-result() { # NAME STATUS(0 pass, else fail)
-	if [ "$2" = 0 ]; then
-		passed=$((passed + 1)); echo "ok: $1"
-	else
-		failed=$((failed + 1)); echo "FAILED: $1"
-	fi
-}
-summary() {
-	local rc=$?
-	# A step that stopped the script (set -e) is a failure the tally must show.
-	if [ "$rc" != 0 ] && [ "$failed" = 0 ]; then
-		failed=1; echo "FAILED: make check stopped early (exit $rc), see above"
-	fi
-	echo "$passed passed, $failed failed, $skipped skipped"
-}
-trap 'summary' EXIT
+# name | function: run in this order.
+STEPS=(
+	"setup: Debian packages and bindgen-cli | step_setup"
+	"host: cargo test | step_cargo_test"
+	"host: the harness's own tests (tests/harness/) | step_harness"
+	"host: rustfmt and clippy | step_format_lint"
+	"kernel: mlx_ext.ko built with CLIPPY=1, no warnings allowed | step_module"
+	"host: make rust-analyzer describes the module's crates | step_rust_analyzer"
+	"host: checkpatch.pl --strict on the C files | step_checkpatch"
+	"host: the fixes in patches/upstream/ apply to 6.12 and pass checkpatch | step_upstream_patches"
+	"vm: the VM tests in QEMU on the debug kernel | step_vm"
+	"kernel: the production-config kernel (kernel/production.config) | step_production_kernel"
+	"install: make modules, modules_install, headers_install on the production kernel | step_install"
+	"dkms: Debian's dkms on the production kernel, then modprobe in the VM | step_dkms"
+)
 
-"$MLX_EXT_ROOT/scripts/setup.sh"
-
-# ktap_tally NAME LOG: adds the KTAP results in LOG to the tally.
-ktap_tally() {
-	local p f s
-	read -r p f s < <(ktap_counts "$2")
-	passed=$((passed + p)) skipped=$((skipped + s)) failed=$((failed + f))
-	# NAME may be a path (tests/harness/x.sh): not in a sed expression.
-	awk -v name="$1" '/^not ok / { print "FAILED: " name ": " $0 }' "$2"
-}
-
-# ktap_step NAME RC LOG: shows LOG (a step's KTAP output), adds its results
-# to the tally, and counts one failure if the step failed (RC) with no KTAP
-# failure to say so.
-ktap_step() {
-	cat "$3"
-	ktap_tally "$1" "$3"
-	if [ "$2" != 0 ] && ! grep -q '^not ok' "$3"; then result "$1 (exit $2)" 1; fi
-}
-
-# vm_tally NAME RC OUT: adds the "vm: N passed, N failed, N skipped" line
-# scripts/vm-run.sh printed in OUT to the tally, and counts one failure if
-# the run failed (RC: a splat, a timeout) with no test failure to say so.
-vm_tally() {
-	local p f s
-	read -r p f s < <(sed -nE 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p' "$3" | tail -n1)
-	passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0})) skipped=$((skipped + ${s:-0}))
-	if [ "$2" != 0 ] && [ "${f:-0}" = 0 ]; then result "$1 (see the reason above)" 1; fi
-}
-
-mkdir -p "$MLX_EXT_BUILD"
 cargo_timeout=${MLX_EXT_CARGO_TIMEOUT:-1800}
-say "host: cargo test (timeout ${cargo_timeout}s)"
-set +e
-timeout -k 10 "$cargo_timeout" cargo test --workspace --color never 2>&1 | tee "$MLX_EXT_BUILD/cargo-test.log"
-cargo_rc=${PIPESTATUS[0]}
-[ "$cargo_rc" != 124 ] || echo "mlx_ext: error: cargo test did not finish in ${cargo_timeout}s (MLX_EXT_CARGO_TIMEOUT)"
-set -e
-# One "test result:" line per test binary.
-read -r p f i < <(awk '/^test result:/ { for (k = 1; k <= NF; k++) {
-	if ($(k+1) ~ /^passed/) p += $k; if ($(k+1) ~ /^failed/) f += $k; if ($(k+1) ~ /^ignored/) i += $k } }
-	END { print p + 0, f + 0, i + 0 }' "$MLX_EXT_BUILD/cargo-test.log")
-passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + i))
-rm -f "$MLX_EXT_BUILD/cargo-test.log"
-if [ "$cargo_rc" != 0 ] && [ "$f" = 0 ]; then result "cargo test (did not build or run)" 1; fi
+mkdir -p "$MLX_EXT_BUILD"
 
-say "host: the harness's own tests (tests/harness/)"
-set +e
-for t in tests/harness/*.sh; do
-	timeout -k 5 300 "$t" >"$MLX_EXT_BUILD/harness.log" 2>&1
-	ktap_step "$t" $? "$MLX_EXT_BUILD/harness.log"
-done
+step_setup() {
+	ktap_cmd "scripts/setup.sh" "$MLX_EXT_ROOT/scripts/setup.sh"
+}
 
-say "host: rustfmt and clippy"
-# Failures show the diff to apply (or run: cargo fmt --all).
-cargo fmt --all --check 2>&1 | head -n 60; result "cargo fmt --check" "${PIPESTATUS[0]}"
-# Module code is formatted like the kernel's (its .rustfmt.toml is the default).
-"$KRUSTFMT" --edition 2021 --check rust/mlx_ext.rs rust/mlx_ext_sim.rs 2>&1 | head -n 60; result "rustfmt --check rust/" "${PIPESTATUS[0]}"
-timeout -k 10 "$cargo_timeout" cargo clippy --workspace --all-targets --color never -- -D warnings 2>&1 | tail -n 20
-result "cargo clippy -D warnings" "${PIPESTATUS[0]}"
+step_cargo_test() {
+	local log=$MLX_EXT_BUILD/cargo-test.log rc
+	timeout -k 10 "$cargo_timeout" cargo test --workspace --color never >"$log" 2>&1
+	rc=$?
+	echo "TAP version 13"
+	grep -vE '^test .* \.\.\. (ok|ignored)' "$log" | sed 's/^/# /'
+	[ "$rc" != 124 ] || echo "# cargo test did not finish in ${cargo_timeout}s (MLX_EXT_CARGO_TIMEOUT)"
+	cargo_ktap "$log"
+	return $rc
+}
 
-say "kernel: build mlx_ext.ko (CLIPPY=1, no warnings allowed)"
-kdir=$("$MLX_EXT_ROOT/scripts/build-module.sh" --no-warnings)
-rc=$?
-result "module build without warnings" $rc
-set -e
-[ $rc = 0 ] || exit 1
+step_harness() {
+	local t rc=0 n=0 r
+	echo "TAP version 13"
+	echo "1..$(ls tests/harness/*.sh | wc -l)"
+	for t in tests/harness/*.sh; do
+		n=$((n + 1))
+		timeout -k 5 300 "$t" >"$MLX_EXT_BUILD/harness.log" 2>&1
+		r=$?
+		# Each file is a KTAP document of its own: a subtest, indented.
+		sed 's/^/    /' "$MLX_EXT_BUILD/harness.log"
+		if [ $r = 0 ] && ! grep -q '^not ok' "$MLX_EXT_BUILD/harness.log"; then
+			echo "ok $n $t"
+		else
+			echo "not ok $n $t"; rc=1
+		fi
+	done
+	return $rc
+}
 
-say "host: make rust-analyzer (rust-project.json) describes the module's crates"
-set +e
-"$MLX_EXT_ROOT/scripts/rust-analyzer.sh" >/dev/null && python3 - "$MLX_EXT_ROOT/rust-project.json" <<'PY'
-import json, os, sys
-crates = json.load(open(sys.argv[1]))["crates"]
-names = [c["display_name"] for c in crates]
-ok = True
-for name, cfg in (("mlx_ext", None), ("mlx_ext_sim", "mlx_ext_provider")):
-    if name not in names:
-        print(f"rust-project.json: no crate {name}"); ok = False; continue
-    c = crates[names.index(name)]
-    deps = {d["name"]: names[d["crate"]] for d in c["deps"]}
-    if not os.path.isfile(c["root_module"]):
-        print(f"{name}: root {c['root_module']} missing"); ok = False
-    if deps.get("kernel") != "kernel" or deps.get("core") != "core":
-        print(f"{name}: deps {deps}"); ok = False
-    if cfg and cfg not in c["cfg"]:
-        print(f"{name}: no cfg {cfg}"); ok = False
-    if not any(x.startswith("CONFIG_RUST") for x in c["cfg"]):
-        print(f"{name}: not the kernel's cfgs"); ok = False
-sys.exit(0 if ok else 1)
-PY
-result "make rust-analyzer" $?
-set -e
+step_format_lint() {
+	local rc=0
+	echo "TAP version 13"
+	echo "1..3"
+	# Failures show the diff to apply (or run: cargo fmt --all).
+	cargo fmt --all --check 2>&1 | head -n 60 | sed 's/^/# /'
+	if [ "${PIPESTATUS[0]}" = 0 ]; then echo "ok 1 cargo fmt --check"; else echo "not ok 1 cargo fmt --check"; rc=1; fi
+	# Module code is formatted like the kernel's (its .rustfmt.toml is the default).
+	"$KRUSTFMT" --edition 2021 --check rust/mlx_ext.rs rust/mlx_ext_sim.rs 2>&1 | head -n 60 | sed 's/^/# /'
+	if [ "${PIPESTATUS[0]}" = 0 ]; then echo "ok 2 rustfmt --check rust/"; else echo "not ok 2 rustfmt --check rust/"; rc=1; fi
+	timeout -k 10 "$cargo_timeout" cargo clippy --workspace --all-targets --color never -- -D warnings 2>&1 |
+		tail -n 20 | sed 's/^/# /'
+	if [ "${PIPESTATUS[0]}" = 0 ]; then echo "ok 3 cargo clippy -D warnings"; else echo "not ok 3 cargo clippy -D warnings"; rc=1; fi
+	return $rc
+}
+
+# The test kernel's build tree, once step_module has built the module
+# against it; the steps that need it fail without it.
+kdir=
+step_module() {
+	local out rc
+	echo "TAP version 13"
+	echo "1..1"
+	out=$("$MLX_EXT_ROOT/scripts/build-module.sh" --no-warnings 2> >(sed 's/^/# /' >&2))
+	rc=$?
+	if [ $rc = 0 ]; then
+		kdir=$out
+		echo "ok 1 module build without warnings"
+	else
+		echo "not ok 1 module build without warnings"
+	fi
+	return $rc
+}
+
+need_kdir() {
+	[ -n "$kdir" ] && return 0
+	echo "TAP version 13"
+	echo "1..1"
+	echo "not ok 1 $1 # no test kernel and module: see the module build step"
+	return 1
+}
+
+step_rust_analyzer() {
+	need_kdir "make rust-analyzer" || return 1
+	ktap_cmd "make rust-analyzer" sh -c '"$1/scripts/rust-analyzer.sh" >/dev/null &&
+		python3 "$1/tests/harness/rust_project.py" "$1/rust-project.json"' - "$MLX_EXT_ROOT"
+}
 
 # checkpatch ARGS...: the test kernel's checkpatch.pl --strict --terse on
 # ARGS, printing its findings only (nothing for a clean file).
@@ -134,92 +125,99 @@ checkpatch() {
 		grep -v '^total: 0 errors, 0 warnings, 0 checks'
 }
 
-say "host: checkpatch.pl --strict on the C files (the test kernel's)"
 # EXPORT_SYMBOL is ignored: rust/helpers/export.c exports functions that
 # are defined in Rust, as the kernel's own rust/exports.c does.
-set +e
-mapfile -t cfiles < <(git ls-files '*.c' '*.h')
-cp_out=$(for f in "${cfiles[@]}"; do
-	checkpatch --show-types --ignore EXPORT_SYMBOL -f "$f"
-done)
-set -e
-[ -z "$cp_out" ] || echo "$cp_out"
-result "checkpatch --strict (${#cfiles[@]} C files)" "$([ -z "$cp_out" ] && echo 0 || echo 1)"
+step_checkpatch() {
+	local cfiles out
+	need_kdir "checkpatch" || return 1
+	mapfile -t cfiles < <(git ls-files '*.c' '*.h')
+	out=$(for f in "${cfiles[@]}"; do checkpatch --show-types --ignore EXPORT_SYMBOL -f "$f"; done)
+	ktap_cmd "checkpatch --strict (${#cfiles[@]} C files)" sh -c '[ -z "$1" ] || { echo "$1"; exit 1; }' - "$out"
+}
 
-say "host: the fixes for the kernel in patches/upstream/ apply to 6.12 and pass checkpatch"
-# UNKNOWN_COMMIT_ID: the Fixes: tags name upstream commits, which the unpacked
-# source (no git history) cannot look up.
-set +e
-for p in patches/upstream/*.patch; do
-	out=$(patch -p1 --dry-run -s -d "$kdir/linux-source-6.12" <"$p" 2>&1 &&
-		checkpatch --ignore UNKNOWN_COMMIT_ID "$p")
-	[ -z "$out" ] || echo "$out"
-	result "upstream patch $(basename "$p")" "$([ -z "$out" ] && echo 0 || echo 1)"
-done
-set -e
+# UNKNOWN_COMMIT_ID: the Fixes: tags name upstream commits, which the
+# unpacked source (no git history) cannot look up.
+step_upstream_patches() {
+	local p n=0 rc=0 out patches=(patches/upstream/*.patch)
+	need_kdir "upstream patches" || return 1
+	echo "TAP version 13"
+	echo "1..${#patches[@]}"
+	for p in "${patches[@]}"; do
+		n=$((n + 1))
+		out=$(patch -p1 --dry-run -s -d "$kdir/linux-source-6.12" <"$p" 2>&1 &&
+			checkpatch --ignore UNKNOWN_COMMIT_ID "$p")
+		if [ -z "$out" ]; then
+			echo "ok $n upstream patch $(basename "$p")"
+		else
+			echo "$out" | sed 's/^/# /'
+			echo "not ok $n upstream patch $(basename "$p")"; rc=1
+		fi
+	done
+	return $rc
+}
 
-say "host: expected in-kernel self-test digests"
-extra=$MLX_EXT_BUILD/vm-extra
-mkdir -p "$extra"
-timeout -k 10 "$cargo_timeout" cargo build -q --release -p mlx-ext-core \
-	--example atomics_digest --example ulp_digest
-for seed in 1 2 3; do
-	echo "$seed 100000 $(target/release/examples/atomics_digest "$seed" 100000)"
-done >"$extra/atomics_digests"
-# What the test ULP's atomics must leave on every device (tests/vm/sim.sh).
-# And through mlx_ext's ULP API: 10,000 per device class.
-for kind in std masked narrow; do
-	echo "11 2000 $kind $(target/release/examples/ulp_digest 11 2000 $kind)"
-	echo "13 300 $kind $(target/release/examples/ulp_digest 13 300 $kind)"
-	echo "12 10000 $kind $(target/release/examples/ulp_digest 12 10000 $kind)"
-done >"$extra/ulp_digests"
-# The header's API version, which modinfo mlx_ext must show (tests/vm/api.sh).
-h=$MLX_EXT_ROOT/include/mlx_ext/mlx_ext.h
-echo "$(sed -n 's/^#define MLX_EXT_API_VERSION_MAJOR //p' "$h").$(sed -n 's/^#define MLX_EXT_API_VERSION_MINOR //p' "$h")" \
-	>"$extra/api_version"
+# The suite's KTAP comes through the console; scripts/vm-run.sh fails the
+# run on a splat, a timeout or a guest that did not finish, which the
+# runner counts as one failure when no test failed.
+step_vm() {
+	local extra=$MLX_EXT_BUILD/vm-extra
+	need_kdir "VM tests" || return 1
+	"$MLX_EXT_ROOT/scripts/vm-extra.sh" "$extra" 2>&1 | sed 's/^/# /'
+	[ "${PIPESTATUS[0]}" = 0 ] || { echo "not ok 1 the host's digests for the VM tests"; return 1; }
+	# The suite's time on 2 idle cores is in Documentation/
+	# measurements.rst: its limit leaves room for a busy machine (a hang
+	# is still caught).
+	MLX_EXT_VM_TIMEOUT=${MLX_EXT_VM_TIMEOUT:-2700} \
+		"$MLX_EXT_ROOT/scripts/vm-run.sh" tests/vm/check.sh "$kdir" "$extra"
+}
 
-say "vm: tests in QEMU"
-set +e
-# The suite takes 10 to 21 min on 2 idle cores, by the machine (TCG): its
-# limit leaves room for a busy machine (a hang is still caught).
-MLX_EXT_VM_TIMEOUT=${MLX_EXT_VM_TIMEOUT:-2700} \
-	"$MLX_EXT_ROOT/scripts/vm-run.sh" tests/vm/check.sh "$kdir" "$extra" | tee "$MLX_EXT_BUILD/vm-check.out"
-vm_tally "vm run" "${PIPESTATUS[0]}" "$MLX_EXT_BUILD/vm-check.out"
-set -e
+pkdir=
+step_production_kernel() {
+	local out rc
+	echo "TAP version 13"
+	echo "1..1"
+	out=$(MLX_EXT_KERNEL=production "$MLX_EXT_ROOT/scripts/build-kernel.sh" 2> >(sed 's/^/# /' >&2))
+	rc=$?
+	if [ $rc = 0 ]; then
+		pkdir=$out
+		echo "ok 1 production-config kernel build"
+	else
+		echo "not ok 1 production-config kernel build"
+	fi
+	return $rc
+}
 
-# After the VM tests: the rest rebuilds the modules in the tree as a user
-# would, against the production-config kernel (built or reused here).
-say "kernel: the production-config kernel (GCC, module signing; kernel/production.config)"
-set +e
-pkdir=$(MLX_EXT_KERNEL=production "$MLX_EXT_ROOT/scripts/build-kernel.sh")
-rc=$?
-result "production-config kernel build" $rc
-set -e
-[ $rc = 0 ] || exit 1
+need_pkdir() {
+	[ -n "$pkdir" ] && return 0
+	echo "TAP version 13"
+	echo "1..1"
+	echo "not ok 1 $1 # no production kernel: see its build step"
+	return 1
+}
 
-say "install: make modules, modules_install and headers_install KDIR=<production kernel> into a staging root"
-set +e
-timeout -k 10 "${MLX_EXT_MODULE_TIMEOUT:-900}" "$MLX_EXT_ROOT/scripts/install-check.sh" \
-	"$pkdir/linux-source-6.12" "$MLX_EXT_BUILD/stage" >"$MLX_EXT_BUILD/install.log" 2>&1
-ktap_step install-check $? "$MLX_EXT_BUILD/install.log"
-set -e
+# After the VM tests: these rebuild the modules in the tree as a user
+# would, against the production-config kernel.
+step_install() {
+	need_pkdir "install" || return 1
+	timeout -k 10 "${MLX_EXT_MODULE_TIMEOUT:-900}" "$MLX_EXT_ROOT/scripts/install-check.sh" \
+		"$pkdir/linux-source-6.12" "$MLX_EXT_BUILD/stage"
+}
 
-say "dkms: add, build, install (Debian's dkms, staged, signed) on the production kernel, then modprobe in the VM"
-set +e
-timeout -k 10 "${MLX_EXT_MODULE_TIMEOUT:-900}" "$MLX_EXT_ROOT/scripts/dkms-check.sh" "$pkdir" \
-	>"$MLX_EXT_BUILD/dkms.log" 2>&1
-ktap_step dkms-check $? "$MLX_EXT_BUILD/dkms.log"
-dkms_extra=$MLX_EXT_BUILD/dkms-extra
-rm -rf "$dkms_extra"
-mkdir -p "$dkms_extra/unsigned" && cp VERSION "$dkms_extra/"
-# The sample as built, before modules_install signed its installed copy.
-cp "$MLX_EXT_BUILD/stage/mlx_ext_caps/mlx_ext_caps.ko" "$dkms_extra/unsigned/" 2>/dev/null
-if [ -d "$MLX_EXT_BUILD/dkms/lib/modules" ]; then
+step_dkms() {
+	local extra=$MLX_EXT_BUILD/dkms-extra rc
+	need_pkdir "dkms" || return 1
+	timeout -k 10 "${MLX_EXT_MODULE_TIMEOUT:-900}" "$MLX_EXT_ROOT/scripts/dkms-check.sh" "$pkdir"
+	rc=$?
+	rm -rf "$extra"
+	mkdir -p "$extra/unsigned" && cp VERSION "$extra/"
+	# The sample as built, before modules_install signed its installed copy.
+	cp "$MLX_EXT_BUILD/stage/mlx_ext_caps/mlx_ext_caps.ko" "$extra/unsigned/" 2>/dev/null
+	[ -d "$MLX_EXT_BUILD/dkms/lib/modules" ] || return $rc
 	# Signatures enforced, as lockdown enforces them under Secure Boot.
 	MLX_EXT_GUEST_MODULES=$MLX_EXT_BUILD/dkms/lib/modules \
 		MLX_EXT_VM_APPEND="module.sig_enforce=1${MLX_EXT_VM_APPEND:+ $MLX_EXT_VM_APPEND}" \
-		"$MLX_EXT_ROOT/scripts/vm-run.sh" tests/install/dkms.sh "$pkdir" "$dkms_extra" | tee "$MLX_EXT_BUILD/vm-dkms.out"
-	vm_tally "dkms vm run" "${PIPESTATUS[0]}" "$MLX_EXT_BUILD/vm-dkms.out"
-fi
-set -e
-[ "$failed" = 0 ]
+		"$MLX_EXT_ROOT/scripts/vm-run.sh" tests/install/dkms.sh "$pkdir" "$extra" || rc=1
+	return $rc
+}
+
+run_steps
