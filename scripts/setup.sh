@@ -41,7 +41,7 @@ if [ "$(bg_version || true)" != "$BINDGEN_VERSION" ]; then
 	if [ -n "${MLX_EXT_KBINDGEN_SET:-}" ]; then
 		say "warning: KBINDGEN=$KBINDGEN is bindgen $(bg_version || echo '?'), not the pinned $BINDGEN_VERSION"
 	else
-		say "installing bindgen-cli $BINDGEN_VERSION with cargo (Debian's bindgen is too old; about 2 min)"
+		say "installing bindgen-cli $BINDGEN_VERSION with cargo (Debian's bindgen is too old)"
 		cargo=$(command -v cargo) || die "cargo not found: install Debian's cargo-web (or rustup) to install bindgen-cli"
 		timeout 900 "$cargo" install bindgen-cli --locked --version "=$BINDGEN_VERSION" --quiet ||
 			die "cargo install bindgen-cli $BINDGEN_VERSION failed or took over 15 min (no access to crates.io?)"
