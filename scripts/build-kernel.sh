@@ -17,7 +17,7 @@ build_kernel() { # DIR: builds the kernel in the empty directory DIR
 	local dir=$1
 	jobs=${JOBS:-$(($(nproc) + 1))}
 	build_timeout=${MLX_EXT_KERNEL_TIMEOUT:-3600}
-	say "kernel: no cached $MLX_EXT_KERNEL build for key $(kernel_key); building in $dir (6-10 min on 2 cores)"
+	say "kernel: no cached $MLX_EXT_KERNEL build for key $(kernel_key); building in $dir (how long: Documentation/measurements.rst)"
 	# The time of the whole build, unpacking and configuring included.
 	start=$SECONDS
 	kernel_inputs | awk '/^fragment:/ { skip = 1 } !skip { print "    " $0 }' >&2
