@@ -29,7 +29,7 @@ KMEMLEAK=/sys/kernel/debug/kmemleak
 # cleanup, which is a test of its own (the area's teardown: modules
 # unloaded with their devices present).
 area_tests() {
-	only=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^mlx_ext_tests=//p' | tr ',' ' ')
+	only=$(cmdline_list mlx_ext_tests)
 	picked=
 	for t in $ALL_TESTS; do
 		if [ -z "$only" ] || echo " $only " | grep -q " ${t#test_} "; then

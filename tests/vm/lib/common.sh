@@ -74,3 +74,9 @@ wait_until() {
 	done
 	return 1
 }
+
+# cmdline_list NAME: the comma-separated list NAME=a,b of the kernel
+# command line (MLX_EXT_VM_APPEND), as "a b"; nothing if it is not there.
+cmdline_list() {
+	tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tr ',' ' '
+}
