@@ -89,6 +89,6 @@ rust-analyzer: setup
 clean:
 	@if [ "$(origin KDIR)" = "command line" ]; then scripts/modules.sh clean "$(KDIR)"; \
 	else source scripts/lib.sh && kdir=$$(kernel_dir) && \
-		if [ -d "$$kdir/linux-source-6.12" ]; then \
-			make -C "$$kdir/linux-source-6.12" M=$(CURDIR) $$(kmake_vars) clean; fi; fi
+		if [ -d "$$kdir/linux" ]; then \
+			make -C "$$kdir/linux" M=$(CURDIR) $$(kmake_vars) clean; fi; fi
 	rm -rf build target

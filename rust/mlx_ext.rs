@@ -23,7 +23,10 @@ pub mod report;
 pub mod selftest;
 pub mod vf_guids;
 
-module! {
+// The pure logic's types printed with `pr_*!` (rust/ib/compat.rs).
+kernel_display!(caps::Reasons, guid::VfsChanging, guid::NoTree,);
+
+mlx_ext_module! {
     type: MlxExt,
     name: "mlx_ext",
     author: "mlx_ext developers",

@@ -19,7 +19,7 @@ pub mod ib;
 pub mod sim;
 pub mod simulator;
 
-module! {
+mlx_ext_module! {
     type: MlxExtSim,
     name: "mlx_ext_sim",
     author: "mlx_ext developers",

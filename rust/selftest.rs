@@ -122,8 +122,13 @@ impl DirOps for Selftest {
                 };
                 writeln!(out, "sa_client {errno}").map_err(|_| ENOSPC)?;
                 let (off, on) = irq_locks_out_of_order()?;
-                writeln!(out, "irq_locks_out_of_order {} {}", off as u8, on as u8)
-                    .map_err(|_| ENOSPC)
+                writeln!(
+                    out,
+                    "irq_locks_out_of_order {} {}",
+                    u8::from(off),
+                    u8::from(on)
+                )
+                .map_err(|_| ENOSPC)
             }
             REQUEST_POOL => {
                 let s = crate::ib::request::stats();

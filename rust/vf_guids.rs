@@ -39,14 +39,13 @@ use crate::{
 };
 use core::fmt::Write;
 use kernel::{
-    c_str, fmt, new_condvar, new_mutex,
+    c_str, new_condvar, new_mutex,
     prelude::*,
     str::CString,
     sync::{
         lock::{Backend as LockBackend, Guard, Lock},
         Arc, CondVar, CondVarTimeoutResult, Mutex,
     },
-    time::Ktime,
 };
 
 /// The SA timeout of a GuidInfoRecord query (ib_sa resends every tenth of
@@ -70,7 +69,7 @@ const SM_ADDRESS_DELAY_MS: u64 = 200;
 
 /// Nanoseconds on the monotonic clock: the engine's time.
 fn now_ns() -> u64 {
-    u64::try_from(Ktime::ktime_get().to_ns()).unwrap_or(0)
+    crate::ib::ktime_get_ns()
 }
 
 /// What one port's engine and its SA queries share.
@@ -580,7 +579,7 @@ impl DirOps for GidIdxFiles {
 fn index_names() -> Result<KVec<CString>> {
     let mut names = KVec::with_capacity(PORT_GUIDS, GFP_KERNEL)?;
     for n in 0..PORT_GUIDS {
-        names.push(CString::try_from_fmt(fmt!("{}", n))?, GFP_KERNEL)?;
+        names.push(CString::try_from_fmt(format_args!("{}", n))?, GFP_KERNEL)?;
     }
     Ok(names)
 }
@@ -738,7 +737,7 @@ impl VportIov {
         // pair of files, under the first port, not one per port that
         // would show and set the same pair.
         for t in tree.iter().take(1) {
-            let pname = CString::try_from_fmt(fmt!("{}", t.port))?;
+            let pname = CString::try_from_fmt(format_args!("{}", t.port))?;
             for (f, fd) in functions.iter().enumerate() {
                 let function = u16::try_from(f)?;
                 let files: &[File<'_>] = if function == 0 {
@@ -811,8 +810,10 @@ fn function_dirs(
                 buf.get(..n).unwrap_or(&[])
             }
         };
-        let fname =
-            CString::try_from_fmt(fmt!("{}", core::str::from_utf8(bytes).map_err(|_| EINVAL)?))?;
+        let fname = CString::try_from_fmt(format_args!(
+            "{}",
+            core::str::from_utf8(bytes).map_err(|_| EINVAL)?
+        ))?;
         let function = Dir::new_empty(iov, &fname, NoFiles)?;
         let ports = Dir::new_empty(&function, c_str!("ports"), NoFiles)?;
         dirs.push(
@@ -1059,7 +1060,7 @@ impl DeviceIov {
             let entries = usize::from(split.port_guids());
             let admin_files = index_files(&names, entries, 0o644)?;
             let gid_files = index_files(&names, entries, 0o444)?;
-            let pname = CString::try_from_fmt(fmt!("{}", p.port))?;
+            let pname = CString::try_from_fmt(format_args!("{}", p.port))?;
             let port_dir = Dir::new_empty(&ports_dir, &pname, NoFiles)?;
             let admin = Dir::new(
                 &port_dir,

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Builds a Rust-enabled kernel from Debian's linux-source-6.12: tinyconfig
-# with the fragments kernel/common.config and kernel/$MLX_EXT_KERNEL.config
-# merged over it (MLX_EXT_KERNEL: debug, the default, is the test kernel;
-# production is configured and built as distributions ship 6.12; lib.sh),
+# Builds a Rust-enabled kernel from Debian's kernel source (7.x for the
+# debug kernel, linux-source-6.12 for the production one: kernel_source in
+# lib.sh): tinyconfig with the fragments kernel/common.config and
+# kernel/$MLX_EXT_KERNEL.config merged over it (MLX_EXT_KERNEL: debug, the
+# default, is the test kernel; production is configured and built as
+# distributions ship 6.12; lib.sh), unpacked into DIR/linux and
 # cached outside the repository under a key made of all its inputs (see
 # kernel_inputs in lib.sh). Prints the kernel directory on stdout; progress
 # goes to stderr, the kernel's own output to the build log in the cache
@@ -23,8 +25,16 @@ build_kernel() { # DIR: builds the kernel in the empty directory DIR
 	kernel_inputs | awk '/^fragment:/ { skip = 1 } !skip { print "    " $0 }' >&2
 	log=$dir/build.log
 	say "kernel: build log $log"
-	tar -xf "$KERNEL_SRC_TAR" -C "$dir" || die "cannot unpack $KERNEL_SRC_TAR"
-	src="$dir/linux-source-6.12"
+	read -r pkg _ file < <(kernel_source)
+	if [[ $file == *.deb ]]; then
+		# The source tarball inside Debian's linux-source-7.N package.
+		dpkg-deb --fsys-tarfile "$file" | tar -xO "./usr/src/$pkg.tar.xz" | tar -xJ -C "$dir" ||
+			die "cannot unpack $file"
+	else
+		tar -xf "$file" -C "$dir" || die "cannot unpack $file"
+	fi
+	mv "$dir/$pkg" "$(ksrc "$dir")"
+	src=$(ksrc "$dir")
 	mapfile -t vars < <(kmake_vars)
 	km() { make -C "$src" "${vars[@]}" "$@" >>"$log" 2>&1; }
 	# On failure: what failed, the end of the log, and where the rest is.
@@ -81,5 +91,6 @@ build_kernel() { # DIR: builds the kernel in the empty directory DIR
 	say "kernel: built in $((SECONDS - start)) s"
 }
 
+kernel_source >/dev/null # resolved once, for every kernel_key below
 key=$(kernel_key)
 cached_build "$(kernel_dir)" "kernel $key" build_kernel

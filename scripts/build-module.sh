@@ -10,11 +10,11 @@ kdir=$("$MLX_EXT_ROOT/scripts/build-kernel.sh")
 mapfile -t vars < <(kmake_vars)
 mkdir -p "$MLX_EXT_BUILD"
 log=$MLX_EXT_BUILD/module-build.log
-say "module: make -C $kdir/linux-source-6.12 M=$MLX_EXT_ROOT ${vars[*]} CLIPPY=1 modules"
+say "module: make -C $(ksrc "$kdir") M=$MLX_EXT_ROOT ${vars[*]} CLIPPY=1 modules"
 # Rebuild from scratch so that every warning is seen, not only new ones'.
-make -C "$kdir/linux-source-6.12" M="$MLX_EXT_ROOT" "${vars[@]}" clean >/dev/null
+make -C "$(ksrc "$kdir")" M="$MLX_EXT_ROOT" "${vars[@]}" clean >/dev/null
 mod_timeout=${MLX_EXT_MODULE_TIMEOUT:-900}
-if ! timeout -k 10 "$mod_timeout" make -C "$kdir/linux-source-6.12" M="$MLX_EXT_ROOT" "${vars[@]}" CLIPPY=1 modules >"$log" 2>&1; then
+if ! timeout -k 10 "$mod_timeout" make -C "$(ksrc "$kdir")" M="$MLX_EXT_ROOT" "${vars[@]}" CLIPPY=1 modules >"$log" 2>&1; then
 	cat "$log" >&2
 	die "module build failed or took over ${mod_timeout}s (log above, also in $log)"
 fi

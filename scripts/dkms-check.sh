@@ -29,7 +29,7 @@ set +e
 
 [ $# = 1 ] || { echo "usage: dkms-check.sh KERNEL_DIR" >&2; exit 2; }
 kdir=$1
-ksrc=$kdir/linux-source-6.12
+ksrc=$(ksrc "$kdir")
 st=$MLX_EXT_BUILD/dkms
 version=$(cat "$MLX_EXT_ROOT/VERSION")
 kver=$(ls "$kdir/modinst/lib/modules")

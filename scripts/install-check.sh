@@ -106,7 +106,11 @@ sample_install() {
 	cp "$MLX_EXT_ROOT/samples/$name"/{Kbuild,*.c} "$src/"
 	vars=(M="$src" MLX_EXT_DIR="$stage/usr/src/mlx_ext/$(uname -m)/$release"
 		RUSTC="$RUSTC" BINDGEN="$BINDGEN")
-	if grep -q '^CONFIG_CC_IS_CLANG=y' "$config"; then vars+=(LLVM=1); fi
+	if grep -q '^CONFIG_CC_IS_CLANG=y' "$config"; then
+		# The clang of the kernel's major version, as scripts/modules.sh.
+		major=$(($(kconfig "$config" CLANG_VERSION) / 10000))
+		if command -v "clang-$major" >/dev/null; then vars+=("LLVM=-$major"); else vars+=(LLVM=1); fi
+	fi
 	make -C "$kdir" "${vars[@]}" modules >"$stage.log" 2>&1 || { tail -n 30 "$stage.log"; return 1; }
 	if grep -E 'WARNING|undefined' "$stage.log"; then return 1; fi
 	deps=$(modinfo -F depends "$src/$name.ko")

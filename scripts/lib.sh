@@ -17,27 +17,60 @@ KRUSTFMT=${KRUSTFMT:-/usr/bin/rustfmt}
 # bindgen: the pinned bindgen-cli that setup.sh installs with cargo (Debian's
 # bindgen is too old), unless KBINDGEN names another.
 if [ -n "${KBINDGEN:-}" ]; then MLX_EXT_KBINDGEN_SET=1; else KBINDGEN=$HOME/.cargo/bin/bindgen; fi
-KERNEL_SRC_TAR=/usr/src/linux-source-6.12.tar.xz
+# The 7.x kernel source: Debian's linux-source-7.N from trixie-backports,
+# named here and nowhere else. scripts/kernel-source.sh fetches it and keeps
+# the .deb in the cache, so this pin outlives its removal from the archive
+# on a machine that fetched it once; where it is gone and not cached, the
+# newest linux-source-7.* is taken instead, and `make check` says "kernel
+# moved" (../shared/KERNELS.md 3: backports keeps only a few versions).
+# MLX_EXT_KERNEL7_PACKAGE and MLX_EXT_KERNEL7_VERSION try another.
+KERNEL7_PACKAGE=${MLX_EXT_KERNEL7_PACKAGE:-linux-source-7.3}
+KERNEL7_VERSION=${MLX_EXT_KERNEL7_VERSION:-7.3.4-1~bpo13+1}
+KERNEL7_SUITE=trixie-backports
+# 6.12: Debian's linux-source-6.12, installed by setup.sh.
+KERNEL612_TAR=/usr/src/linux-source-6.12.tar.xz
+# bindgen for 7.x needs libclang >= 17.0.1 (7.3 scripts/min-tool-version.sh,
+# rust_is_available.sh): bookworm's default clang 14 makes CONFIG_RUST drop
+# silently, so 7.x is built with clang 22 (the LLVM of rustc-web 1.96) and
+# bindgen is pointed at its libclang. 6.12's bindgen keeps bookworm's
+# default libclang, 14. Both are named for the harness's kernel and module
+# builds (kmake_vars): left to itself, bindgen (clang-sys) loads the newest
+# libclang installed.
+KERNEL7_LLVM=-22
+KERNEL7_LIBCLANG=/usr/lib/llvm-22/lib
+KERNEL612_LIBCLANG=/usr/lib/llvm-14/lib
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'mlx_ext: error: %s\n' "$*" >&2; exit 1; }
 
 # Which of the two cached kernels a script builds or uses (Documentation/
 # building.rst, "The two kernels"): debug, the test kernel the behaviour
-# tests run on (clang, KASAN, lockdep, kmemleak, fault injection), or
-# production, configured and built as distributions ship 6.12 (GCC, module
-# signing; the install tests and `make bench`).
+# tests run on (7.x, clang 22, KASAN, lockdep, kmemleak, fault injection),
+# or production, 6.12 configured and built as distributions ship it (GCC,
+# module signing; the install tests and `make bench`).
 MLX_EXT_KERNEL=${MLX_EXT_KERNEL:-debug}
 case "$MLX_EXT_KERNEL" in
 debug | production) ;;
 *) die "MLX_EXT_KERNEL=$MLX_EXT_KERNEL: it is debug or production" ;;
 esac
 
+# The kernel series of the flavour: debug is 7.x, production 6.12.
+kernel_series() {
+	if [ "$MLX_EXT_KERNEL" = production ]; then echo 6.12; else echo 7; fi
+}
+
+# The directory of the libclang the flavour's bindgen loads.
+kernel_libclang() {
+	if [ "$MLX_EXT_KERNEL" = production ]; then echo "$KERNEL612_LIBCLANG"; else echo "$KERNEL7_LIBCLANG"; fi
+}
+
 # The make variables every kernel or module build needs: the debug kernel
-# is built with clang and lld, the production one with GCC and binutils.
+# is built with clang 22 and lld, the production one with GCC and
+# binutils. LIBCLANG_PATH, a command-line variable, reaches bindgen through
+# make's environment.
 kmake_vars() {
-	[ "$MLX_EXT_KERNEL" = production ] || echo LLVM=1
-	printf '%s\n' "RUSTC=$KRUSTC" "BINDGEN=$KBINDGEN" \
+	[ "$MLX_EXT_KERNEL" = production ] || echo "LLVM=$KERNEL7_LLVM"
+	printf '%s\n' "LIBCLANG_PATH=$(kernel_libclang)" "RUSTC=$KRUSTC" "BINDGEN=$KBINDGEN" \
 		"CLIPPY_DRIVER=$KCLIPPY" "RUSTFMT=$KRUSTFMT"
 }
 
@@ -47,8 +80,28 @@ bindgen_libclang() {
 	local h
 	h=$(mktemp --suffix=.h)
 	echo '#pragma message("clang version " __clang_version__)' >"$h"
-	"$KBINDGEN" "$h" 2>&1 | grep -m1 -oE 'clang version [0-9.]+' || echo missing
+	LIBCLANG_PATH=$(kernel_libclang) "$KBINDGEN" "$h" 2>&1 |
+		grep -m1 -oE 'clang version [0-9.]+' || echo missing
 	rm -f "$h"
+}
+
+# kernel_source: "PACKAGE VERSION FILE" of the flavour's kernel source,
+# FILE being a .deb (7.x, scripts/kernel-source.sh) or a tarball (6.12).
+# Resolved once per process tree (MLX_EXT_KSOURCE_<flavour>).
+kernel_source() {
+	local var=MLX_EXT_KSOURCE_$MLX_EXT_KERNEL
+	if [ -z "${!var:-}" ]; then
+		if [ "$(kernel_series)" = 6.12 ]; then
+			printf -v "$var" '%s' "linux-source-6.12 $(dpkg-query -W -f '${Version}' linux-source-6.12 2>/dev/null || echo missing) $KERNEL612_TAR"
+		else
+			local out
+			out=$("$MLX_EXT_ROOT/scripts/kernel-source.sh") && [ -n "$out" ] ||
+				die "no 7.x kernel source (scripts/kernel-source.sh)"
+			printf -v "$var" '%s' "$out"
+		fi
+		export "${var?}"
+	fi
+	echo "${!var}"
 }
 
 # The inputs of the kernel build, one per line; their hash is the cache key.
@@ -56,8 +109,11 @@ bindgen_libclang() {
 # hashed themselves, so that any change to them rebuilds.
 kernel_inputs() {
 	echo "build-kernel.sh $(sha256sum <"$MLX_EXT_ROOT/scripts/build-kernel.sh" | cut -c1-16)"
-	echo "recipe $(declare -f kmake_vars kernel_inputs kernel_fragments bindgen_libclang | sha256sum | cut -c1-16)"
-	echo "linux-source-6.12 $(dpkg-query -W -f '${Version}' linux-source-6.12 2>/dev/null || echo missing)"
+	echo "recipe $(declare -f kmake_vars kernel_libclang kernel_series kernel_source kernel_inputs kernel_fragments bindgen_libclang ksrc | sha256sum | cut -c1-16)"
+	echo "make variables: $(kmake_vars | tr '\n' ' ')"
+	local src
+	src=$(kernel_source)
+	echo "source ${src% *}"
 	echo "rustc $("$KRUSTC" --version 2>/dev/null || echo missing)"
 	echo "bindgen $("$KBINDGEN" --version 2>/dev/null || echo missing)"
 	echo "bindgen's libclang: $(bindgen_libclang)"
@@ -67,8 +123,8 @@ kernel_inputs() {
 		echo "ld $(ld --version 2>/dev/null | head -n1 || echo missing)"
 		echo "openssl $(openssl version 2>/dev/null || echo missing)"
 	else
-		echo "clang $(clang --version 2>/dev/null | head -n1 || echo missing)"
-		echo "lld $(ld.lld --version 2>/dev/null | head -n1 || echo missing)"
+		echo "clang $(clang$KERNEL7_LLVM --version 2>/dev/null | head -n1 || echo missing)"
+		echo "lld $(ld.lld$KERNEL7_LLVM --version 2>/dev/null | head -n1 || echo missing)"
 	fi
 	local f
 	while IFS= read -r f; do
@@ -138,3 +194,5 @@ signer_id() {
 
 kernel_key() { kernel_inputs | sha256sum | cut -c1-16; }
 kernel_dir() { echo "$MLX_EXT_CACHE/kernel-$MLX_EXT_KERNEL-$(kernel_key)"; }
+# The kernel tree inside a cached kernel directory, whatever its series.
+ksrc() { echo "$1/linux"; }

@@ -73,7 +73,7 @@ if [ -z "${MLX_EXT_GUEST_MODULES:-}" ]; then
 	# Installed modules of a kernel with CONFIG_MODULE_SIG_ALL (the
 	# production one) are signed, as Kbuild's modules_install signs them
 	# (scripts/Makefile.modinst, sign-file with CONFIG_MODULE_SIG_KEY).
-	ksrc=$kdir/linux-source-6.12
+	ksrc=$(ksrc "$kdir")
 	if grep -q '^CONFIG_MODULE_SIG_ALL=y' "$ksrc/.config"; then
 		hash=$(kconfig "$ksrc/.config" MODULE_SIG_HASH)
 		key=$(kconfig "$ksrc/.config" MODULE_SIG_KEY)

@@ -27,9 +27,12 @@ if [ "$target" != clean ]; then
 	RUSTC=$rustc BINDGEN=$bindgen "$root/scripts/kernel-checks.sh" "$kdir"
 fi
 vars=("M=$root" "RUSTC=$rustc" "BINDGEN=$bindgen" MLX_EXT_NO_TESTS=y)
-# The C side is compiled by the compiler the kernel was built with.
+# The C side is compiled by the compiler the kernel was built with: for a
+# clang kernel, the clang of its major version (LLVM=-NN) where it is
+# installed under that name, else the default one.
 if grep -q '^CONFIG_CC_IS_CLANG=y' "$kdir/.config" 2>/dev/null; then
-	vars+=(LLVM=1)
+	major=$(($(sed -n 's/^CONFIG_CLANG_VERSION=//p' "$kdir/.config") / 10000))
+	if command -v "clang-$major" >/dev/null; then vars+=("LLVM=-$major"); else vars+=(LLVM=1); fi
 fi
 case "$target" in
 modules)

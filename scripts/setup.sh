@@ -5,11 +5,12 @@
 source "$(dirname "$0")/lib.sh"
 
 DEB_PACKAGES=(
-	linux-source-6.12                       # the kernel we build
+	linux-source-6.12                       # the production kernel (7.x: scripts/kernel-source.sh)
 	rustc-web rust-web-src rust-web-clippy  # rustc 1.9x with rust-src, clippy-driver
 	rustfmt-web
 	cargo-web                               # cargo where rustup is absent (same release)
-	clang libclang-dev lld llvm             # LLVM=1 builds, libclang for bindgen
+	clang libclang-dev lld llvm             # libclang for 6.12's bindgen
+	clang-22 lld-22 llvm-22 libclang1-22    # the 7.x kernel: its bindgen needs libclang >= 17
 	flex bison bc libelf-dev libssl-dev cpio kmod xz-utils make
 	openssl                                 # the production kernel's signing key, signature checks
 	qemu-system-x86                         # the test VM
@@ -56,8 +57,10 @@ sysroot=$("$KRUSTC" --print sysroot)
 [ -d "$sysroot/lib/rustlib/src/rust/library/core" ] ||
 	die "$KRUSTC has no rust-src under $sysroot: install Debian's rust-web-src"
 say "$("$KRUSTC" --version) with rust-src"
-[ -f "$KERNEL_SRC_TAR" ] || die "$KERNEL_SRC_TAR missing: install linux-source-6.12"
-for t in cargo qemu-system-x86_64 busybox rdma clang ld.lld cpio; do
+[ -f "$KERNEL612_TAR" ] || die "$KERNEL612_TAR missing: install linux-source-6.12"
+read -r pkg version _ < <("$MLX_EXT_ROOT/scripts/kernel-source.sh") || die "no 7.x kernel source"
+say "7.x kernel source: $pkg $version"
+for t in cargo qemu-system-x86_64 busybox rdma clang-22 ld.lld-22 cpio; do
 	command -v "$t" >/dev/null || die "$t not found on PATH after installing packages"
 done
 say "setup complete"

@@ -33,7 +33,7 @@ timeout=${MLX_EXT_VM_TIMEOUT:-900}
 mkdir -p "$MLX_EXT_BUILD"
 initrd=$MLX_EXT_BUILD/initramfs-$name.cpio
 log=$MLX_EXT_BUILD/console-$name.log
-bzimage=$kdir/linux-source-6.12/arch/x86/boot/bzImage
+bzimage=$(ksrc "$kdir")/arch/x86/boot/bzImage
 [ -f "$bzimage" ] || die "no kernel image at $bzimage (run: make kernel)"
 modules=("$MLX_EXT_ROOT"/*.ko)
 [ -f "${modules[0]}" ] || die "no module built in $MLX_EXT_ROOT (run: make module)"

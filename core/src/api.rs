@@ -614,7 +614,7 @@ impl GuessCache {
     /// The word's slot: consecutive words of one region never collide
     /// (up to [`GUESS_ENTRIES`] of them), and regions are spread by rkey.
     fn slot(rkey: u32, addr: u64) -> usize {
-        let spread = (rkey as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58;
+        let spread = u64::from(rkey).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58;
         ((addr >> 3) ^ spread) as usize % GUESS_ENTRIES
     }
 

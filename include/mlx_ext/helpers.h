@@ -317,8 +317,38 @@ void mlx_ext_spin_lock_irq_nested(spinlock_t *lock);
  */
 void mlx_ext_spin_unlock_irq_nested(spinlock_t *lock);
 
+/**
+ * mlx_ext_spin_trylock_irq_nested - mlx_ext_spin_lock_irq_nested() if @lock
+ * is free: true if it was taken, false (and interrupts as they were) if not
+ */
+bool mlx_ext_spin_trylock_irq_nested(spinlock_t *lock);
+
+/** mlx_ext_spin_assert_held - lockdep_assert_held(@lock) */
+void mlx_ext_spin_assert_held(spinlock_t *lock);
+
 /** mlx_ext_irqs_disabled - irqs_disabled() */
 bool mlx_ext_irqs_disabled(void);
+
+/** mlx_ext_ktime_get_ns - ktime_get_ns(): CLOCK_MONOTONIC in nanoseconds */
+u64 mlx_ext_ktime_get_ns(void);
+
+struct workqueue_struct;
+
+/**
+ * mlx_ext_alloc_unbound_workqueue - alloc_workqueue("%s", WQ_UNBOUND, 0,
+ * @name): a function in 6.12, a macro over alloc_workqueue_noprof() since
+ * memory allocation profiling reached it (7.3 workqueue.h:518-519)
+ */
+struct workqueue_struct *mlx_ext_alloc_unbound_workqueue(const char *name);
+
+struct ib_device;
+
+/**
+ * mlx_ext_ib_alloc_device - _ib_alloc_device(@size) in the initial network
+ * namespace, as ib_alloc_device() does: 7.x added the namespace argument
+ * ("RDMA/core: Extend RDMA device registration to be net namespace aware")
+ */
+struct ib_device *mlx_ext_ib_alloc_device(size_t size);
 
 struct completion;
 

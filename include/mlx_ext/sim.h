@@ -15,6 +15,7 @@
 
 #include <linux/notifier.h>
 #include <linux/types.h>
+#include <rdma/ib_verbs.h>
 
 #define MLX_EXT_SIM_BUS_NAME "mlx_ext_sim"
 #define MLX_EXT_SIM_INFO_MAGIC 0x4d4c5853U	/* "MLXS" */
@@ -50,5 +51,11 @@ struct mlx_ext_sim_info {
 	char pci_name[16];
 	struct blocking_notifier_head vfs_changed;
 };
+
+/*
+ * mlx_ext_reg_user_mr_unsupported - the simulator's reg_user_mr op, of the
+ * type this tree's struct ib_device_ops gives it (rust/helpers/simbus.c)
+ */
+extern typeof_member(const struct ib_device_ops, reg_user_mr) mlx_ext_reg_user_mr_unsupported;
 
 #endif /* _MLX_EXT_SIM_H */

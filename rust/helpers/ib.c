@@ -8,6 +8,10 @@
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
 #include <linux/string.h>
+#include <linux/timekeeping.h>
+#include <linux/workqueue.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_verbs.h>
 #include <mlx_ext/helpers.h>
 #include <mlx_ext/sim.h>
 
@@ -94,6 +98,54 @@ void mlx_ext_spin_unlock_irq_nested(spinlock_t *lock)
 	if (__this_cpu_dec_return(irq_lock_depth) == 0)
 		local_irq_restore(__this_cpu_read(irq_lock_flags));
 	preempt_enable();
+}
+
+bool mlx_ext_spin_trylock_irq_nested(spinlock_t *lock)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	if (__this_cpu_inc_return(irq_lock_depth) == 1)
+		__this_cpu_write(irq_lock_flags, flags);
+	if (spin_trylock(lock))
+		return true;
+	if (__this_cpu_dec_return(irq_lock_depth) == 0)
+		local_irq_restore(flags);
+	return false;
+}
+
+void mlx_ext_spin_assert_held(spinlock_t *lock)
+{
+	lockdep_assert_held(lock);
+}
+
+u64 mlx_ext_ktime_get_ns(void)
+{
+	return ktime_get_ns();
+}
+
+/*
+ * What differs between kernels on the C side, decided by what the tree's
+ * headers offer (rust/ib/compat.rs has the Rust side).
+ */
+struct workqueue_struct *mlx_ext_alloc_unbound_workqueue(const char *name)
+{
+	/* A function in 6.12, a macro since 7.x: the call reads the same. */
+	return alloc_workqueue("%s", WQ_UNBOUND, 0, name);
+}
+
+struct ib_device *mlx_ext_ib_alloc_device(size_t size)
+{
+	/*
+	 * The namespace argument came with ib_alloc_device_with_net(), in
+	 * one commit ("RDMA/core: Extend RDMA device registration to be net
+	 * namespace aware"; 7.3 ib_verbs.h:3113-3125).
+	 */
+#ifdef ib_alloc_device_with_net
+	return _ib_alloc_device(size, &init_net);
+#else
+	return _ib_alloc_device(size);
+#endif
 }
 
 bool mlx_ext_irqs_disabled(void)

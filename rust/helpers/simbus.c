@@ -103,7 +103,11 @@ static int simpci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 /*
  * No new adapter takes @pdev once its driver data is cleared: new_device
  * checks it under the simulator's lock, which parent_removed() takes
- * after, so an adapter made before is removed by it.
+ * after, so an adapter made before is removed by it. The VFs go last, as
+ * a PF driver's remove does it. (Since 7.x the PCI core wants VFs removed
+ * under pci_rescan_remove_lock, drivers/pci/remove.c:128: the PF's removal
+ * from the bus holds it, an unbind does not, so with lockdep an unbind
+ * with VFs enabled WARNs here as it does for every PF driver.)
  */
 static void simpci_remove(struct pci_dev *pdev)
 {
@@ -330,3 +334,33 @@ void mlx_ext_simdev_del(struct device *dev)
 {
 	device_unregister(dev);
 }
+
+/*
+ * A reg_user_mr op that refuses: ib_core requires the op
+ * (drivers/infiniband/core/device.c, ib_device_check_mandatory), and no
+ * user space reaches a simulated device (it has no alloc_ucontext). The
+ * op's type is this tree's: the DMA handle series added a struct ib_dmah *
+ * before the udata (7.3 include/rdma/ib_verbs.h:2703-2706): the function
+ * of the type this tree's struct ib_device_ops has is chosen, and the
+ * assignment fails to compile if neither is.
+ */
+struct ib_dmah;
+
+static struct ib_mr *reg_user_mr_udata(struct ib_pd *pd, u64 start,
+				       u64 length, u64 virt, int access,
+				       struct ib_udata *udata)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static struct ib_mr *reg_user_mr_dmah(struct ib_pd *pd, u64 start,
+				      u64 length, u64 virt, int access,
+				      struct ib_dmah *dmah,
+				      struct ib_udata *udata)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+typeof_member(const struct ib_device_ops, reg_user_mr) mlx_ext_reg_user_mr_unsupported =
+	__builtin_choose_expr(__same_type(mlx_ext_reg_user_mr_unsupported, &reg_user_mr_dmah),
+			      reg_user_mr_dmah, reg_user_mr_udata);

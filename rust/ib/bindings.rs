@@ -15,7 +15,13 @@
     unreachable_pub,
     unsafe_op_in_unsafe_fn,
     clippy::all,
-    clippy::undocumented_unsafe_blocks
+    clippy::undocumented_unsafe_blocks,
+    // What bindgen writes and newer kernels' CLIPPY=1 warns of, allowed
+    // as the kernel allows it in its own bindings (7.3 rust/bindings/lib.rs).
+    clippy::as_underscore,
+    clippy::cast_lossless,
+    clippy::ptr_as_ptr,
+    clippy::ref_as_ptr
 )]
 
 // The kernel's bindgen parameters blocklist these so that they map to Rust's

@@ -4,7 +4,7 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 
-use super::{bindings, Device, DeviceName};
+use super::{bindings, compat, Device, DeviceName};
 use core::{
     marker::PhantomData,
     mem::MaybeUninit,
@@ -14,7 +14,7 @@ use kernel::{
     error::{from_result, to_result},
     prelude::*,
     str::CStr,
-    types::{ForeignOwnable, Opaque},
+    types::Opaque,
 };
 
 /// What an ib_core client does for each device.
@@ -83,7 +83,7 @@ impl ClientVTable {
     pub const fn new<T: Client>(name: &'static CStr) -> Self {
         Self {
             raw: Opaque::new(bindings::ib_client {
-                name: name.as_char_ptr(),
+                name: compat::cstr_ptr(name),
                 add: Some(add_callback::<T>),
                 remove: Some(remove_callback::<T>),
                 rename: Some(rename_callback::<T>),
@@ -194,7 +194,7 @@ unsafe extern "C" fn add_callback<T: Client>(raw: *mut bindings::ib_device) -> k
             bindings::ib_set_client_data(
                 dev.as_raw(),
                 T::vtable().as_raw(),
-                slot.into_foreign().cast_mut(),
+                compat::into_foreign(slot),
             )
         };
         Ok(0)
@@ -221,7 +221,7 @@ unsafe extern "C" fn rename_callback<T: Client>(
     // SAFETY: a non-null `client_data` is the `Slot<T>` `add_callback`
     // stored; it is freed only by `remove_callback`, which cannot run now
     // (see above).
-    let slot = unsafe { KBox::<Slot<T>>::borrow(client_data) };
+    let slot = unsafe { compat::borrow_foreign::<KBox<Slot<T>>>(client_data) };
     // SAFETY: `ib_device_rename` calls `rename` with `devices_rwsem` held for
     // reading, after it changed the name.
     unsafe { slot.name.refresh(dev) };
@@ -259,7 +259,7 @@ unsafe extern "C" fn remove_callback<T: Client>(
     // with `into_foreign`; ib_core passes it to `remove` exactly once, after
     // the last `rename` returned; none starts after it, and no reader of
     // `with_data_of` holds it any more (the grace period above).
-    let slot = unsafe { KBox::<Slot<T>>::from_foreign(client_data) };
+    let slot = unsafe { compat::from_foreign::<KBox<Slot<T>>>(client_data) };
     T::remove(dev, &slot.data, &slot.name);
     drop(slot);
 }
@@ -295,5 +295,5 @@ pub(super) unsafe fn with_data_of<T: Client, R>(
     // SAFETY: a non-null slot is the `Slot<T>` `add_callback` stored;
     // `remove_callback` clears the slot and waits for a grace period before
     // it frees it, and this reader is in a read-side critical section.
-    (!slot.is_null()).then(|| f(&unsafe { KBox::<Slot<T>>::borrow(slot) }.data))
+    (!slot.is_null()).then(|| f(&unsafe { compat::borrow_foreign::<KBox<Slot<T>>>(slot) }.data))
 }

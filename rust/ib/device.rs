@@ -340,6 +340,8 @@ impl DeviceName {
     }
 }
 
+crate::kernel_display!(DeviceName);
+
 impl fmt::Display for DeviceName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Formats a copy: the lock is not held while `f` runs.

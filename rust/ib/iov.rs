@@ -14,16 +14,11 @@
 //! always calls back exactly once, a cancelled one too, so whoever submits
 //! queries counts them and waits for their answers before it goes away.
 
-use super::{bindings, sync::IrqSpinLock, Device};
+use super::{bindings, compat, sync::IrqSpinLock, Device};
 use crate::guid::PciVfs;
 use crate::new_irq_spinlock;
 use core::{ffi::c_void, marker::PhantomData, ptr::NonNull};
-use kernel::{
-    prelude::*,
-    str::CStr,
-    sync::{Arc, LockClassKey},
-    types::ForeignOwnable,
-};
+use kernel::{prelude::*, str::CStr, sync::Arc};
 
 /// The module parameter `sm_guid_assign` (`rust/helpers/iov.c`).
 pub fn sm_guid_assign() -> bool {
@@ -271,7 +266,7 @@ impl KickerInner {
 pub struct DelayedWork<T: DelayedRun> {
     raw: NonNull<bindings::mlx_ext_dwork>,
     kicker: Kicker,
-    target: *const c_void,
+    target: *mut c_void,
     _target: PhantomData<Arc<T>>,
 }
 
@@ -292,13 +287,10 @@ impl<T: DelayedRun> DelayedWork<T> {
         target: Arc<T>,
         kicker: &Kicker,
         name: &'static CStr,
-        key: &'static LockClassKey,
+        key: compat::LockClass,
     ) -> Result<Self> {
-        let target = target.into_foreign();
-        // `LockClassKey` is a transparent wrapper of the C key in an
-        // `Opaque` (an `UnsafeCell`): lockdep may write through the pointer.
-        // Its own `as_ptr` is the kernel crate's only in 6.12.
-        let key = core::ptr::from_ref(key).cast_mut().cast();
+        let target = compat::into_foreign(target);
+        let key = compat::lock_class_ptr(key).cast();
         // SAFETY: `run_callback` takes the private pointer as the `T` of
         // `target`, whose reference this object keeps until `drop` has
         // cancelled the item. `name` and `key` are static, as lockdep
@@ -306,14 +298,14 @@ impl<T: DelayedRun> DelayedWork<T> {
         let raw = unsafe {
             bindings::mlx_ext_dwork_create(
                 Some(Self::run_callback),
-                target.cast_mut(),
+                target,
                 name.as_char_ptr(),
                 key,
             )
         };
         let Some(raw) = NonNull::new(raw) else {
             // SAFETY: from `into_foreign` just above, given back once.
-            drop(unsafe { Arc::<T>::from_foreign(target) });
+            drop(unsafe { compat::from_foreign::<Arc<T>>(target) });
             return Err(ENOMEM);
         };
         *kicker.0.raw.lock() = Some(raw);
@@ -335,7 +327,7 @@ impl<T: DelayedRun> DelayedWork<T> {
         // SAFETY: `priv_` is the `target` of a live `DelayedWork` (its drop
         // cancels the item and waits for this call first), whose reference
         // it holds. `ArcBorrow` gives the callee an `Arc` to clone.
-        let this = unsafe { <Arc<T> as ForeignOwnable>::borrow(priv_) };
+        let this = unsafe { compat::borrow_foreign::<Arc<T>>(priv_) };
         let arc: Arc<T> = this.into();
         T::run(&arc);
     }
@@ -350,7 +342,7 @@ impl<T: DelayedRun> Drop for DelayedWork<T> {
         unsafe { bindings::mlx_ext_dwork_destroy(self.raw.as_ptr()) };
         // SAFETY: from `into_foreign` in `new` (invariant), given back
         // once; the item that used it is gone.
-        drop(unsafe { Arc::<T>::from_foreign(self.target) });
+        drop(unsafe { compat::from_foreign::<Arc<T>>(self.target) });
     }
 }
 
@@ -367,7 +359,7 @@ impl<T: DelayedRun> Drop for DelayedWork<T> {
 /// and its reference is this object's.
 pub struct VfWatch {
     raw: NonNull<bindings::mlx_ext_vf_watch>,
-    target: *const c_void,
+    target: *mut c_void,
 }
 
 // SAFETY: registration and unregistration may happen on any thread.
@@ -379,16 +371,12 @@ impl VfWatch {
     /// Watches the parent of `dev` for `kicker`; `Ok(None)` if the parent
     /// has no VFs to watch.
     pub fn new(dev: &DeviceRef, kicker: &Kicker) -> Result<Option<Self>> {
-        let target = kicker.0.clone().into_foreign();
+        let target = compat::into_foreign(kicker.0.clone());
         // SAFETY: the device is valid (`DeviceRef` invariant), and so is its
         // parent, which its holder drops in the client's `remove`; `target`
         // stays valid until `drop` unregistered the watch.
         let raw = kernel::error::from_err_ptr(unsafe {
-            bindings::mlx_ext_vf_watch_register(
-                dev.raw.as_ptr(),
-                Some(Self::callback),
-                target.cast_mut(),
-            )
+            bindings::mlx_ext_vf_watch_register(dev.raw.as_ptr(), Some(Self::callback), target)
         });
         match raw {
             // INVARIANT: made just above.
@@ -396,7 +384,7 @@ impl VfWatch {
             r => {
                 // SAFETY: from `into_foreign` above, given back once; no
                 // watch was registered with it.
-                drop(unsafe { Arc::<KickerInner>::from_foreign(target) });
+                drop(unsafe { compat::from_foreign::<Arc<KickerInner>>(target) });
                 r.map(|_| None)
             }
         }
@@ -426,7 +414,7 @@ impl VfWatch {
     unsafe extern "C" fn callback(priv_: *mut c_void) {
         // SAFETY: `priv_` is the `target` of a live watch (its drop waits
         // for this call), kept alive by its `Arc`.
-        let this = unsafe { <Arc<KickerInner> as ForeignOwnable>::borrow(priv_) };
+        let this = unsafe { compat::borrow_foreign::<Arc<KickerInner>>(priv_) };
         this.kick(0);
     }
 }
@@ -437,7 +425,7 @@ impl Drop for VfWatch {
         // once no callback runs.
         unsafe { bindings::mlx_ext_vf_watch_unregister(self.raw.as_ptr()) };
         // SAFETY: from `into_foreign` in `new` (invariant), given back once.
-        drop(unsafe { Arc::<KickerInner>::from_foreign(self.target) });
+        drop(unsafe { compat::from_foreign::<Arc<KickerInner>>(self.target) });
     }
 }
 
@@ -472,7 +460,7 @@ pub trait PortEvents: Send + Sync + 'static {
 /// is this object's.
 pub struct EventHandler<T: PortEvents> {
     raw: NonNull<bindings::mlx_ext_events>,
-    target: *const c_void,
+    target: *mut c_void,
     _target: PhantomData<Arc<T>>,
 }
 
@@ -484,16 +472,12 @@ unsafe impl<T: PortEvents> Sync for EventHandler<T> {}
 impl<T: PortEvents> EventHandler<T> {
     /// Registers `target` for the port events of `dev`.
     pub fn new(dev: &DeviceRef, target: Arc<T>) -> Result<Self> {
-        let target = target.into_foreign();
+        let target = compat::into_foreign(target);
         // SAFETY: the device is valid (`DeviceRef` invariant) and outlives
         // the handler, which its holder drops in the client's `remove`;
         // `target` stays valid until `drop` unregistered the handler.
         let raw = kernel::error::from_err_ptr(unsafe {
-            bindings::mlx_ext_events_register(
-                dev.raw.as_ptr(),
-                Some(Self::callback),
-                target.cast_mut(),
-            )
+            bindings::mlx_ext_events_register(dev.raw.as_ptr(), Some(Self::callback), target)
         });
         match raw.ok().and_then(NonNull::new) {
             // INVARIANT: made just above.
@@ -505,7 +489,7 @@ impl<T: PortEvents> EventHandler<T> {
             None => {
                 // SAFETY: from `into_foreign` above, given back once; no
                 // handler was registered with it.
-                drop(unsafe { Arc::<T>::from_foreign(target) });
+                drop(unsafe { compat::from_foreign::<Arc<T>>(target) });
                 Err(ENOMEM)
             }
         }
@@ -519,7 +503,7 @@ impl<T: PortEvents> EventHandler<T> {
     unsafe extern "C" fn callback(priv_: *mut c_void, port: u32, event: u32) {
         // SAFETY: `priv_` is the `T` of a live handler (its drop waits for
         // this call), kept alive by its `Arc`.
-        let this = unsafe { <Arc<T> as ForeignOwnable>::borrow(priv_) };
+        let this = unsafe { compat::borrow_foreign::<Arc<T>>(priv_) };
         let event = match event {
             bindings::ib_event_type_IB_EVENT_PORT_ACTIVE => PortEvent::Active,
             bindings::ib_event_type_IB_EVENT_PORT_ERR => PortEvent::Down,
@@ -538,7 +522,7 @@ impl<T: PortEvents> Drop for EventHandler<T> {
         // once no callback runs.
         unsafe { bindings::mlx_ext_events_unregister(self.raw.as_ptr()) };
         // SAFETY: from `into_foreign` in `new` (invariant), given back once.
-        drop(unsafe { Arc::<T>::from_foreign(self.target) });
+        drop(unsafe { compat::from_foreign::<Arc<T>>(self.target) });
     }
 }
 
@@ -699,13 +683,13 @@ pub fn guid_info<T: SaAnswer>(
             comp |= 1 << (4 + i);
         }
     }
-    let ctx = ctx.into_foreign();
+    let ctx = compat::into_foreign(ctx);
     let mut query: *mut bindings::ib_sa_query = core::ptr::null_mut();
     // SAFETY: reads whether the client is registered.
     let client = unsafe { bindings::mlx_ext_sa_client() };
     if client.is_null() {
         // SAFETY: not submitted: no callback will take `ctx`.
-        drop(unsafe { KBox::<QueryCtx<T>>::from_foreign(ctx) });
+        drop(unsafe { compat::from_foreign::<KBox<QueryCtx<T>>>(ctx) });
         return Err(ENODEV);
     }
     // SAFETY: the client is registered (and stays so until every query
@@ -724,13 +708,13 @@ pub fn guid_info<T: SaAnswer>(
             timeout_ms as kernel::ffi::c_ulong,
             kernel::bindings::GFP_KERNEL,
             Some(guid_info_callback::<T>),
-            ctx.cast_mut(),
+            ctx,
             &mut query,
         )
     };
     if id < 0 {
         // SAFETY: not submitted: no callback will take `ctx`.
-        drop(unsafe { KBox::<QueryCtx<T>>::from_foreign(ctx) });
+        drop(unsafe { compat::from_foreign::<KBox<QueryCtx<T>>>(ctx) });
         return Err(Error::from_errno(id));
     }
     Ok(SaQuery {
@@ -752,7 +736,7 @@ unsafe extern "C" fn guid_info_callback<T: SaAnswer>(
 ) {
     // SAFETY: `context` is the `ctx` `guid_info` gave ib_sa, which calls
     // back once: it is ours again.
-    let ctx = unsafe { KBox::<QueryCtx<T>>::from_foreign(context) };
+    let ctx = unsafe { compat::from_foreign::<KBox<QueryCtx<T>>>(context) };
     *ctx.state.done.lock() = true;
     let result = if status == -ETIMEDOUT {
         Err(QueryError::TimedOut)

@@ -23,6 +23,7 @@ mod bindings;
 #[cfg(mlx_ext_provider)]
 pub mod bus;
 mod client;
+pub mod compat;
 pub mod debugfs;
 mod device;
 #[cfg(mlx_ext_provider)]
@@ -46,6 +47,14 @@ pub mod wq;
 /// returns for an operation it does not offer.
 pub fn eopnotsupp() -> kernel::error::Error {
     kernel::error::Error::from_errno(-(bindings::EOPNOTSUPP as i32))
+}
+
+/// The monotonic clock (`ktime_get_ns`), in nanoseconds: the kernel crate's
+/// clock types changed between 6.12 (`Ktime`) and 6.16 (`Instant`), and
+/// this is all mlx_ext reads of them.
+pub fn ktime_get_ns() -> u64 {
+    // SAFETY: reads the clock; any context.
+    unsafe { bindings::mlx_ext_ktime_get_ns() }
 }
 
 /// Sleeps for `ms` milliseconds (`msleep`). Process context.

@@ -197,7 +197,8 @@ impl<T: Handler> PoolInner<T> {
             for i in 0..CHUNK_SLOTS {
                 addr_of_mut!((*chunk).replies[i]).write(ReplyLine(UnsafeCell::new(0)));
                 let slot = addr_of_mut!((*chunk).slots[i]);
-                let cqe = Opaque::<bindings::ib_cqe>::raw_get(addr_of_mut!((*slot).cqe));
+                // `Opaque` is `repr(transparent)`.
+                let cqe = addr_of_mut!((*slot).cqe).cast::<bindings::ib_cqe>();
                 cqe.write(bindings::ib_cqe {
                     done: Some(done_callback::<T>),
                 });
@@ -368,8 +369,9 @@ impl<T: Handler> Request<T> {
 
     /// The request's `ib_cqe`, to post with.
     pub(super) fn cqe(&self) -> *mut bindings::ib_cqe {
-        // SAFETY: the slot is valid (the type's invariant).
-        Opaque::raw_get(unsafe { addr_of_mut!((*self.0.as_ptr()).cqe) })
+        // SAFETY: the slot is valid (the type's invariant). `Opaque` is
+        // `repr(transparent)`.
+        unsafe { addr_of_mut!((*self.0.as_ptr()).cqe) }.cast()
     }
 
     /// The device its reply is mapped on, and its reply's DMA address.

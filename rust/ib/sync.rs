@@ -66,6 +66,11 @@ unsafe impl Backend for IrqSpinLockBackend {
         // `!Send`: on this task, and with interrupts off, on this CPU).
         unsafe { bindings::mlx_ext_spin_unlock_irq_nested(ptr.cast()) }
     }
+
+    crate::lock_backend_compat! {
+        try_lock: bindings::mlx_ext_spin_trylock_irq_nested,
+        assert_is_held: bindings::mlx_ext_spin_assert_held,
+    }
 }
 
 /// Whether interrupts are disabled on this CPU (`irqs_disabled`).

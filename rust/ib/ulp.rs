@@ -8,7 +8,7 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 
 pub use super::request::{Completion, Handler, Request, RequestPool};
-use super::{bindings, Client, Device};
+use super::{bindings, compat, Client, Device};
 use crate::atomics::wr::AtomicOp;
 use core::{
     mem::MaybeUninit,
@@ -21,7 +21,7 @@ use kernel::{
     ffi::{c_int, c_void},
     prelude::*,
     sync::{Arc, ArcBorrow},
-    types::{ForeignOwnable, Opaque},
+    types::Opaque,
 };
 
 /// A protection domain a ULP passed in, borrowed for the call.
@@ -468,7 +468,7 @@ pub mod entry {
                     atomic_cap: c.atomic_cap,
                     masked_atomic_cap: c.masked_atomic_cap,
                     masked_mode: c.masked_mode,
-                    standard: c.standard as u32,
+                    standard: u32::from(c.standard),
                     sizes: c.sizes,
                 })
         };
@@ -499,7 +499,7 @@ pub mod entry {
                 // Give back what ib_create_qp reports, as it would have.
                 // SAFETY: as above.
                 unsafe { (*attr).cap = init.0.cap };
-                qp.into_foreign().cast_mut()
+                compat::into_foreign(qp)
             }
             Err(e) => err(e),
         }
@@ -565,7 +565,7 @@ pub mod entry {
         // SAFETY: the caller's contract.
         let member = (!member.is_null()).then(|| unsafe { borrow::<A>(member) });
         match A::attach_qp(d, qp, flags, member) {
-            Ok(q) => q.into_foreign().cast_mut(),
+            Ok(q) => compat::into_foreign(q),
             Err(e) => err(e),
         }
     }
@@ -600,7 +600,7 @@ pub mod entry {
         }
         // SAFETY: `into_foreign` made it; no borrow is left (`f` waited
         // for the last callback), and the caller does not use it again.
-        drop(unsafe { <Arc<A::Qp> as ForeignOwnable>::from_foreign(qp) });
+        drop(unsafe { compat::from_foreign::<Arc<A::Qp>>(qp) });
     }
 
     /// The `Arc` behind a handle, borrowed.
@@ -613,7 +613,7 @@ pub mod entry {
     unsafe fn borrow<'a, A: AtomicApi>(qp: *mut c_void) -> ArcBorrow<'a, A::Qp> {
         // SAFETY: the caller's contract: `into_foreign` made it, and the
         // reference it carries lives while the result does.
-        unsafe { <Arc<A::Qp> as ForeignOwnable>::borrow(qp) }
+        unsafe { compat::borrow_foreign::<Arc<A::Qp>>(qp) }
     }
 
     /// `mlx_ext_qp_ib`.

@@ -10,7 +10,7 @@
 
 use super::bindings;
 use core::{ops::Deref, ptr::NonNull};
-use kernel::{c_str, prelude::*, str::CStr, workqueue::Queue};
+use kernel::{prelude::*, str::CStr, workqueue::Queue};
 
 /// A workqueue made by `alloc_workqueue`, destroyed on drop.
 ///
@@ -29,16 +29,9 @@ unsafe impl Sync for OwnedQueue {}
 impl OwnedQueue {
     /// Makes an unbound workqueue named `name`.
     pub fn new(name: &CStr) -> Result<Self> {
-        // SAFETY: `"%s"` takes one NUL-terminated string, `name`, which
+        // SAFETY: `name` is a NUL-terminated string, which
         // `alloc_workqueue` copies.
-        let raw = unsafe {
-            bindings::alloc_workqueue(
-                c_str!("%s").as_char_ptr(),
-                bindings::wq_flags_WQ_UNBOUND,
-                0,
-                name.as_char_ptr(),
-            )
-        };
+        let raw = unsafe { bindings::mlx_ext_alloc_unbound_workqueue(name.as_char_ptr()) };
         // INVARIANT: checked non-null.
         Ok(Self {
             raw: NonNull::new(raw).ok_or(ENOMEM)?,

@@ -28,7 +28,7 @@ use crate::ib::{
 use crate::sim::control::{self, NewDevice};
 use adapter::Adapter;
 use kernel::{
-    c_str, fmt,
+    c_str,
     init::InPlaceInit,
     new_mutex,
     prelude::*,
@@ -100,10 +100,10 @@ impl Simulator {
     }
 
     fn create(&self, devices: &Devices, req: &NewDevice) -> Result<SimDevice> {
-        let name = CString::try_from_fmt(fmt!("mlxsim{}", req.id))?;
+        let name = CString::try_from_fmt(format_args!("mlxsim{}", req.id))?;
         let parent = match &req.pci {
             Some(addr) => {
-                let pci = CString::try_from_fmt(fmt!(
+                let pci = CString::try_from_fmt(format_args!(
                     "{}",
                     core::str::from_utf8(addr.as_bytes()).map_err(|_| EINVAL)?
                 ))?;

@@ -14,7 +14,6 @@ use kernel::{
     new_mutex,
     prelude::*,
     sync::{Arc, Mutex},
-    time::Ktime,
 };
 
 /// Where a [`SimSa`] raises GID table changes.
@@ -37,7 +36,7 @@ pub(super) struct SimSa {
     #[pin]
     events: Mutex<EventSink>,
     /// The log's clock starts here.
-    start: Ktime,
+    start_ns: u64,
 }
 
 impl SimSa {
@@ -62,7 +61,7 @@ impl SimSa {
             pin_init!(Self {
                 ports <- new_irq_spinlock!(v, "mlx_ext_sim::sa::ports"),
                 events <- new_mutex!(EventSink::default(), "mlx_ext_sim::sa::events"),
-                start: Ktime::ktime_get(),
+                start_ns: crate::ib::ktime_get_ns(),
             }),
             GFP_KERNEL,
         )
@@ -102,7 +101,7 @@ impl SimSa {
     }
 
     fn now_ms(&self) -> u64 {
-        u64::try_from(kernel::time::ktime_ms_delta(Ktime::ktime_get(), self.start)).unwrap_or(0)
+        crate::ib::ktime_get_ns().saturating_sub(self.start_ns) / 1_000_000
     }
 
     fn index(port: u32) -> Option<usize> {

@@ -180,9 +180,9 @@ test_guid_pci_no_sriov() {
 # A PF whose VFs are there before its adapter (the watch's first scan
 # finds them). Teardown with SA traffic in flight on a PCI PF: the VFs
 # disabled while requests are unanswered; the PF unbound from the
-# simulator with VFs and a tree (its adapter goes first, then its VFs, as a
-# PF's driver must: no "driver left SR-IOV enabled"); the PF removed from
-# the bus and found again by a rescan. The vport model on a PCI PF: its
+# simulator (its adapter goes with it); the PF removed from the bus with
+# its VFs enabled (its adapter goes first, then its VFs, as a PF's driver
+# must: no "driver left SR-IOV enabled") and found again by a rescan. The vport model on a PCI PF: its
 # files under the VFs' PCI names. The simulator's PCI driver takes no
 # new_id.
 test_guid_pci_teardown() {
@@ -208,6 +208,14 @@ test_guid_pci_teardown() {
 	echo silent >$SIMDBG/$d/sa1
 	echo 0x78 >$I/ports/1/admin_guids/10 || return 1
 	sleep 0.2
+	# The VFs go before the unbind. Since 7.x the PCI core removes a VF
+	# only under pci_rescan_remove_lock (7.3 drivers/pci/remove.c:128,
+	# lockdep_assert_held), which sriov_numvfs and the removal of the PF
+	# from the bus take (drivers/pci/iov.c:496-514, remove.c:134-139) and
+	# an unbind does not: any PF driver that disables SR-IOV in its remove
+	# (mlx5's, the simulator's) WARNs when unbound with VFs. The PF's
+	# removal with its VFs enabled is tested below.
+	echo 0 >$P/sriov_numvfs || return 1
 	echo $pf >$P/driver/unbind || return 1
 	[ ! -e $IB/$d ] || { echo "$d outlived its PCI parent"; return 1; }
 	expect_eq "$(cat $P/sriov_numvfs)" 0 "VFs after unbind" || return 1

@@ -697,7 +697,8 @@ impl Engine {
         let mut generations = [0; GUIDS_PER_RECORD];
         for entry in request.record.entries() {
             let e = self.entry(entry);
-            if !self.due(entry).is_some_and(|due| due <= now) || method_of(e) != method {
+            let due_now = matches!(self.due(entry), Some(due) if due <= now);
+            if !due_now || method_of(e) != method {
                 continue;
             }
             request.mask |= entry.bit();

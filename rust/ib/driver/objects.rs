@@ -38,7 +38,7 @@ impl<T: Driver> DevObj<T> {
         let () = Self::LAYOUT_OK;
         // SAFETY: the size covers `struct ib_device`, which is at offset 0
         // (`repr(C)`, first field), as `ib_alloc_device` requires.
-        let raw = unsafe { bindings::_ib_alloc_device(core::mem::size_of::<Self>()) };
+        let raw = unsafe { bindings::mlx_ext_ib_alloc_device(core::mem::size_of::<Self>()) };
         let obj = NonNull::new(raw.cast::<Self>()).ok_or(ENOMEM)?;
         // SAFETY: `obj` is a fresh allocation of `Self`'s size and (checked
         // above) alignment; `data` is not initialised yet.

@@ -105,7 +105,8 @@ impl<T: Driver> Adapter<T> {
             get_dma_mr: Some(Self::get_dma_mr),
             alloc_mr: op_if!(T::HAS_ALLOC_MR, Self::alloc_mr),
             map_mr_sg: op_if!(T::HAS_ALLOC_MR, Self::map_mr_sg),
-            reg_user_mr: Some(Self::reg_user_mr),
+            // SAFETY: a constant the C helper defines (simbus.c).
+            reg_user_mr: unsafe { bindings::mlx_ext_reg_user_mr_unsupported },
             dereg_mr: Some(Self::dereg_mr),
             create_ah: op_if!(T::HAS_CREATE_AH, Self::create_ah),
             query_ah: op_if!(T::HAS_CREATE_AH, Self::query_ah),
@@ -818,19 +819,6 @@ impl<T: Driver> Adapter<T> {
             }
             Ok(0)
         })
-    }
-
-    /// No user space reaches these devices (no `alloc_ucontext`); ib_core
-    /// wants the op present for kernel clients to attach.
-    unsafe extern "C" fn reg_user_mr(
-        _pd: *mut bindings::ib_pd,
-        _start: u64,
-        _length: u64,
-        _virt: u64,
-        _access: c_int,
-        _udata: *mut bindings::ib_udata,
-    ) -> *mut bindings::ib_mr {
-        super::super::eopnotsupp().to_ptr()
     }
 
     unsafe extern "C" fn dereg_mr(

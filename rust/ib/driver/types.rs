@@ -68,17 +68,17 @@ impl DeviceAttr {
         raw.hw_ver = self.hw_ver;
         raw.max_mr_size = self.max_mr_size;
         raw.page_size_cap = self.page_size_cap;
-        raw.max_qp = clamp_int(self.max_qp);
-        raw.max_qp_wr = clamp_int(self.max_qp_wr);
-        raw.max_send_sge = clamp_int(self.max_sge);
-        raw.max_recv_sge = clamp_int(self.max_sge);
-        raw.max_sge_rd = clamp_int(self.max_sge);
-        raw.max_cq = clamp_int(self.max_cq);
-        raw.max_cqe = clamp_int(self.max_cqe);
-        raw.max_mr = clamp_int(self.max_mr);
-        raw.max_pd = clamp_int(self.max_pd);
-        raw.max_qp_rd_atom = clamp_int(self.max_qp_rd_atom);
-        raw.max_qp_init_rd_atom = clamp_int(self.max_qp_init_rd_atom);
+        raw.max_qp = AttrLimit::clamp(self.max_qp);
+        raw.max_qp_wr = AttrLimit::clamp(self.max_qp_wr);
+        raw.max_send_sge = AttrLimit::clamp(self.max_sge);
+        raw.max_recv_sge = AttrLimit::clamp(self.max_sge);
+        raw.max_sge_rd = AttrLimit::clamp(self.max_sge);
+        raw.max_cq = AttrLimit::clamp(self.max_cq);
+        raw.max_cqe = AttrLimit::clamp(self.max_cqe);
+        raw.max_mr = AttrLimit::clamp(self.max_mr);
+        raw.max_pd = AttrLimit::clamp(self.max_pd);
+        raw.max_qp_rd_atom = AttrLimit::clamp(self.max_qp_rd_atom);
+        raw.max_qp_init_rd_atom = AttrLimit::clamp(self.max_qp_init_rd_atom);
         raw.max_res_rd_atom = raw.max_qp_rd_atom.saturating_mul(raw.max_qp);
         raw.max_fast_reg_page_list_len = self.max_fast_reg_page_list_len;
         raw.max_pkeys = self.max_pkeys;
@@ -89,8 +89,23 @@ impl DeviceAttr {
     }
 }
 
-fn clamp_int(v: u32) -> i32 {
-    i32::try_from(v).unwrap_or(i32::MAX)
+/// A limit of `struct ib_device_attr`: `int` in 6.12, `u32` in 7.x (the
+/// header's type decides which, with no version in sight).
+trait AttrLimit {
+    /// `v`, or the type's largest value if it does not fit.
+    fn clamp(v: u32) -> Self;
+}
+
+impl AttrLimit for i32 {
+    fn clamp(v: u32) -> Self {
+        i32::try_from(v).unwrap_or(i32::MAX)
+    }
+}
+
+impl AttrLimit for u32 {
+    fn clamp(v: u32) -> Self {
+        v
+    }
 }
 
 /// The state of a port.
@@ -139,7 +154,7 @@ impl PortAttr {
         raw.max_mtu = bindings::ib_mtu_IB_MTU_4096;
         raw.active_mtu = bindings::ib_mtu_IB_MTU_4096;
         raw.phys_mtu = 4096;
-        raw.gid_tbl_len = clamp_int(self.gid_tbl_len);
+        raw.gid_tbl_len = AttrLimit::clamp(self.gid_tbl_len);
         raw.port_cap_flags = self.port_cap_flags;
         raw.max_msg_sz = self.max_msg_sz;
         raw.pkey_tbl_len = self.pkey_tbl_len;

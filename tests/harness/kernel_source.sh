@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Host tests of scripts/kernel-source.sh, which finds the 7.x kernel
+# source: a cached .deb of the pin is used without asking apt; a pin the
+# archive no longer has is replaced by the newest linux-source-7.*, with
+# "kernel moved: OLD -> NEW" on stderr. Each runs with a cache of its own
+# (the real cache's .deb hard-linked in, so nothing large is downloaded
+# while the pin is the newest). The second needs the Debian archive, as
+# setup does. Prints KTAP.
+source "$(dirname "$0")/../../scripts/lib.sh"
+set +e
+. "$MLX_EXT_ROOT/tests/vm/lib/ktap.sh"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+real=$("$MLX_EXT_ROOT/scripts/kernel-source.sh" 2>/dev/null | awk '{ print $3 }')
+
+# fresh_cache: an empty cache with the real pin's .deb in it.
+fresh_cache() {
+	rm -rf "$tmp/cache"
+	mkdir -p "$tmp/cache/sources"
+	ln "$real" "$tmp/cache/sources/" 2>/dev/null || cp "$real" "$tmp/cache/sources/"
+}
+
+test_cached_pin_needs_no_apt() {
+	[ -f "$real" ] || { echo "no 7.x source in the real cache"; return 1; }
+	fresh_cache
+	out=$(MLX_EXT_CACHE=$tmp/cache "$MLX_EXT_ROOT/scripts/kernel-source.sh" 2>"$tmp/err") || { cat "$tmp/err"; return 1; }
+	expect_eq "$out" "$KERNEL7_PACKAGE $KERNEL7_VERSION $tmp/cache/sources/$(basename "$real")" || return 1
+	[ ! -e "$tmp/cache/apt" ] || { echo "apt was asked for a cached pin"; return 1; }
+}
+
+test_gone_pin_takes_newest() {
+	[ -f "$real" ] || { echo "no 7.x source in the real cache"; return 1; }
+	fresh_cache
+	out=$(MLX_EXT_CACHE=$tmp/cache MLX_EXT_KERNEL7_VERSION=7.3.0-0~gone \
+		"$MLX_EXT_ROOT/scripts/kernel-source.sh" 2>"$tmp/err") || { cat "$tmp/err"; return 1; }
+	cat "$tmp/err"
+	grep -q "^kernel moved: $KERNEL7_PACKAGE 7.3.0-0~gone -> linux-source-7\.[0-9]* " "$tmp/err" ||
+		{ echo "no 'kernel moved' line"; return 1; }
+	read -r pkg version deb <<<"$out"
+	[[ $pkg == linux-source-7.* ]] || { echo "took '$pkg'"; return 1; }
+	[ "$version" != 7.3.0-0~gone ] && [ -s "$deb" ] || { echo "no .deb for '$out'"; return 1; }
+	# Not older than the pin, which the archive had when it was written.
+	[ "$(printf '%s\n' "$KERNEL7_VERSION" "$version" | sort -V | tail -n1)" = "$version" ] ||
+		{ echo "$version is older than the pin $KERNEL7_VERSION"; return 1; }
+}
+
+ktap_run test_cached_pin_needs_no_apt test_gone_pin_takes_newest
