@@ -368,6 +368,8 @@ const _: () = {
     assert!(DRIVER_QIB == bindings::rdma_driver_id_RDMA_DRIVER_QIB);
     assert!(DRIVER_SIW == bindings::rdma_driver_id_RDMA_DRIVER_SIW);
     assert!(DRIVER_ERDMA == bindings::rdma_driver_id_RDMA_DRIVER_ERDMA);
+    assert!(DRIVER_MANA == bindings::rdma_driver_id_RDMA_DRIVER_MANA);
+    // DRIVER_IONIC (21) is not in 6.12's enum: see its definition.
     assert!(RDMA_NODE_RNIC == bindings::RDMA_NODE_RNIC);
 };
 

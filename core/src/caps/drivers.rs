@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! One row per `enum rdma_driver_id` of 6.12 with a kernel driver: what its
-//! kernel `post_send` does with the four atomic opcodes on an RC QP in RTS,
-//! read in the 6.12.117 source (`drivers/infiniband/`; line numbers of that
-//! tree). A driver's attributes still apply on top of its row: an opcode is
-//! posted only where the row carries it out *and* `atomic_cap` (standard)
-//! or `masked_atomic_cap` (masked) is not `none` (an mlx4 without
-//! `MLX4_DEV_CAP_FLAG_ATOMIC`, hw/mlx4/main.c:551-553, has none).
+//! One row per `enum rdma_driver_id` with a kernel driver: what its kernel
+//! `post_send` does with the four atomic opcodes on an RC QP in RTS, read in
+//! the 6.12.117 source (`drivers/infiniband/`; line numbers of that tree)
+//! and read again in 7.3.4's: where 7.3 differs (irdma, mana, the new
+//! ionic), the row is 7.3's and cites its lines, and the 6.12 driver's
+//! attributes keep what it lacks from being posted. A driver's attributes
+//! apply on top of its row: an opcode is posted only where the row carries
+//! it out *and* `atomic_cap` (standard) or `masked_atomic_cap` (masked) is
+//! not `none` (an mlx4 without `MLX4_DEV_CAP_FLAG_ATOMIC`,
+//! hw/mlx4/main.c:551-553, has none).
 //!
-//! Not here, because no kernel ULP can reach them: efa (17), usnic (13)
-//! and mana (20) have no `post_send`, so ib_core does not make them kverbs
-//! providers and skips every client but uverbs (core/device.c:268-303,
-//! 711-712). CXGB3 (3) and NES (8) are values without a driver.
+//! Not here, because no kernel ULP can reach them: efa (17) and usnic (13)
+//! have no `post_send`, so ib_core does not make them kverbs providers and
+//! skips every client but uverbs (core/device.c:268-303, 711-712; the same
+//! in 7.3, core/device.c:285-312). CXGB3 (3) and NES (8) are values
+//! without a driver; qib (16) is gone from 7.3, its row stays for 6.12.
+//! bng_re (7.x) registers no ib_device and has no `driver_id` in 7.3.
 
 use super::{Fate, KnownDriver};
 
@@ -52,6 +57,12 @@ pub const DRIVER_QIB: u32 = 16;
 pub const DRIVER_SIW: u32 = 18;
 /// See [`DRIVER_MLX5`].
 pub const DRIVER_ERDMA: u32 = 19;
+/// See [`DRIVER_MLX5`].
+pub const DRIVER_MANA: u32 = 20;
+/// `RDMA_DRIVER_IONIC` (7.3 include/uapi/rdma/ib_user_ioctl_verbs.h:259). Not
+/// tied at compile time: 6.12's enum has no such value. A uapi value is
+/// never renumbered.
+pub const DRIVER_IONIC: u32 = 21;
 
 /// `RDMA_NODE_RNIC` (include/uapi/rdma/rdma_netlink.h:157), the
 /// `node_type` of an iWARP device (irdma in iWARP mode, qedr in iWARP mode,
@@ -60,7 +71,7 @@ pub const RDMA_NODE_RNIC: u32 = 4;
 
 /// The rows; any other driver posts what its attributes say, until it
 /// refuses an opcode at run time.
-pub const KNOWN_DRIVERS: [KnownDriver; 15] = [
+pub const KNOWN_DRIVERS: [KnownDriver; 17] = [
     // Caps: HCA iff MLX4_DEV_CAP_FLAG_ATOMIC, masked = atomic
     // (hw/mlx4/main.c:551-553). post_send: raddr + atomic segment for CAS,
     // FA and masked FA (hw/mlx4/qp.c:3610-3623, set_atomic_seg 3337-3351),
@@ -72,6 +83,7 @@ pub const KNOWN_DRIVERS: [KnownDriver; 15] = [
         fetch_add: OK,
         masked_cmp_swap: OK,
         masked_fetch_add: OK,
+        iwarp_atomics: false,
         note: "mlx4_ib posts CAS, FA, masked CAS and masked FA when the firmware has atomics",
     },
     // Caps: HCA only with CAS+FA, 8-byte QP atomics and a host-endian reply
@@ -86,6 +98,7 @@ pub const KNOWN_DRIVERS: [KnownDriver; 15] = [
         fetch_add: EOPNOTSUPP,
         masked_cmp_swap: EOPNOTSUPP,
         masked_fetch_add: Fate::SentWrong,
+        iwarp_atomics: false,
         note: "mlx5_ib (6.12) refuses CAS, FA and masked CAS from the kernel (EOPNOTSUPP, hw/mlx5/wr.c:946) and sends masked FA without its operands (wr.c:974): no kernel atomics",
     },
     // Caps: never set (hw/cxgb4/provider.c:255). post_send: `default:`
@@ -97,6 +110,7 @@ pub const KNOWN_DRIVERS: [KnownDriver; 15] = [
         fetch_add: EINVAL,
         masked_cmp_swap: EINVAL,
         masked_fetch_add: EINVAL,
+        iwarp_atomics: false,
         note: "iw_cxgb4 (iWARP) refuses every atomic work request (EINVAL, hw/cxgb4/qp.c:1220)",
     },
     // Caps: HCA iff DEV_LIM_FLAG_ATOMIC, masked never set
@@ -111,6 +125,7 @@ pub const KNOWN_DRIVERS: [KnownDriver; 15] = [
         fetch_add: OK,
         masked_cmp_swap: EINVAL,
         masked_fetch_add: EINVAL,
+        iwarp_atomics: false,
         note: "ib_mthca posts CAS and FA and refuses masked opcodes (EINVAL, hw/mthca/mthca_qp.c:1776)",
     },
     // Caps: atomic and masked both GLOB iff `is_atomic` (P5/P7 chip with
@@ -124,6 +139,7 @@ pub const KNOWN_DRIVERS: [KnownDriver; 15] = [
         fetch_add: OK,
         masked_cmp_swap: EINVAL,
         masked_fetch_add: EINVAL,
+        iwarp_atomics: false,
         note: "bnxt_re reports masked atomics but refuses the masked opcodes (EINVAL, hw/bnxt_re/ib_verbs.c:2847): masked atomics are emulated",
     },
     // Caps: 0 (hw/ocrdma/ocrdma_verbs.c:103). post_send: `default:`
@@ -135,18 +151,26 @@ pub const KNOWN_DRIVERS: [KnownDriver; 15] = [
         fetch_add: EINVAL,
         masked_cmp_swap: EINVAL,
         masked_fetch_add: EINVAL,
+        iwarp_atomics: false,
         note: "ocrdma refuses every atomic work request (EINVAL, hw/ocrdma/ocrdma_verbs.c:2163)",
     },
-    // Caps: never set (hw/irdma/verbs.c:23). post_send, iWARP and RoCEv2
-    // alike: `default:` -EINVAL (verbs.c:3581-3582).
+    // 7.3: caps HCA and HCA iff IRDMA_FEATURE_ATOMIC_OPS, a firmware bit
+    // (hw/irdma/verbs.c:65-69, ctrl.c:5489-5490; never on GEN_1,
+    // hw.c:2027-2031). post_send: CAS and FA built with the bit, -EINVAL
+    // without (verbs.c:4144-4176); masked `default:` -EINVAL
+    // (verbs.c:4291-4295). Remote atomics are enabled in the RoCE
+    // modify_qp only (verbs.c:1502-1504), never in iWARP's (verbs.c:1672).
+    // 6.12: caps never set (verbs.c:23), every atomic -EINVAL
+    // (verbs.c:3581-3582): its attributes post none.
     KnownDriver {
         driver_id: DRIVER_IRDMA,
         name: "irdma",
-        cmp_swap: EINVAL,
-        fetch_add: EINVAL,
+        cmp_swap: OK,
+        fetch_add: OK,
         masked_cmp_swap: EINVAL,
         masked_fetch_add: EINVAL,
-        note: "irdma refuses every atomic work request (EINVAL, hw/irdma/verbs.c:3581)",
+        iwarp_atomics: false,
+        note: "irdma reports masked atomics where its firmware has atomics but refuses the masked opcodes (EINVAL, 7.3 hw/irdma/verbs.c:4291): masked atomics are emulated",
     },
     // Caps: HCA iff the device has CAS or FA (either: a device with FA only
     // reports HCA too, and mlx_ext cannot see the bits), masked = atomic
@@ -161,6 +185,7 @@ pub const KNOWN_DRIVERS: [KnownDriver; 15] = [
         fetch_add: OK,
         masked_cmp_swap: Fate::SentWrong,
         masked_fetch_add: Fate::SentWrong,
+        iwarp_atomics: false,
         note: "vmw_pvrdma reports masked atomics but sends the masked opcodes with no address, key or operands (hw/vmw_pvrdma/pvrdma_qp.c:822): masked atomics are emulated",
     },
     // Caps: GLOB iff PCIe AtomicOps to the root port (hw/qedr/main.c:417-429,
@@ -174,6 +199,7 @@ pub const KNOWN_DRIVERS: [KnownDriver; 15] = [
         fetch_add: OK,
         masked_cmp_swap: EINVAL,
         masked_fetch_add: EINVAL,
+        iwarp_atomics: false,
         note: "qedr posts CAS and FA and refuses masked opcodes (EINVAL, hw/qedr/verbs.c:3731)",
     },
     // Caps: HCA iff HNS_ROCE_CAP_FLAG_ATOMIC (hw/hns/hns_roce_main.c:192-193),
@@ -187,6 +213,7 @@ pub const KNOWN_DRIVERS: [KnownDriver; 15] = [
         fetch_add: OK,
         masked_cmp_swap: EINVAL,
         masked_fetch_add: EINVAL,
+        iwarp_atomics: false,
         note: "hns_roce posts CAS and FA and refuses masked opcodes with a kernel warning (EINVAL, hw/hns/hns_roce_hw_v2.c:573)",
     },
     // Caps: HCA, masked never set (sw/rxe/rxe.c:63). post_send: CAS and FA
@@ -200,6 +227,7 @@ pub const KNOWN_DRIVERS: [KnownDriver; 15] = [
         fetch_add: OK,
         masked_cmp_swap: EINVAL,
         masked_fetch_add: EINVAL,
+        iwarp_atomics: false,
         note: "rdma_rxe posts CAS and FA and refuses masked opcodes (EINVAL, sw/rxe/rxe_verbs.c:684)",
     },
     // rdmavt (sw/rdmavt/qp.c:1860-1891): an opcode without an entry in the
@@ -213,6 +241,7 @@ pub const KNOWN_DRIVERS: [KnownDriver; 15] = [
         fetch_add: OK,
         masked_cmp_swap: EINVAL,
         masked_fetch_add: EINVAL,
+        iwarp_atomics: false,
         note: "hfi1 (rdmavt) posts CAS and FA and refuses masked opcodes (EINVAL, sw/rdmavt/qp.c:1867)",
     },
     // qib: caps GLOB (hw/qib/qib_verbs.c:1468), CAS and FA in
@@ -224,6 +253,7 @@ pub const KNOWN_DRIVERS: [KnownDriver; 15] = [
         fetch_add: OK,
         masked_cmp_swap: EINVAL,
         masked_fetch_add: EINVAL,
+        iwarp_atomics: false,
         note: "ib_qib (rdmavt) posts CAS and FA and refuses masked opcodes (EINVAL, sw/rdmavt/qp.c:1867)",
     },
     // Caps: 0, "revisit if RFC 7306 gets supported" (sw/siw/siw_verbs.c:
@@ -235,6 +265,7 @@ pub const KNOWN_DRIVERS: [KnownDriver; 15] = [
         fetch_add: EINVAL,
         masked_cmp_swap: EINVAL,
         masked_fetch_add: EINVAL,
+        iwarp_atomics: false,
         note: "siw (iWARP) refuses every atomic work request (EINVAL, sw/siw/siw_verbs.c:941)",
     },
     // Caps: GLOB iff ERDMA_DEV_CAP_FLAGS_ATOMIC (hw/erdma/erdma_verbs.c:
@@ -248,6 +279,41 @@ pub const KNOWN_DRIVERS: [KnownDriver; 15] = [
         fetch_add: OK,
         masked_cmp_swap: EOPNOTSUPP,
         masked_fetch_add: EOPNOTSUPP,
+        // Its atomics are the device's, by ERDMA_DEV_CAP_FLAGS_ATOMIC in
+        // both modes (7.3 erdma_verbs.c:355-356); iWARP or RoCEv2 sets only
+        // the node type and the protocol's own ops (erdma_main.c:552-557),
+        // and the shared post_send builds CAS and FA with no protocol check
+        // (erdma_qp.c:591-618), WQEs written for its iWARP hardware before
+        // its RoCEv2 mode existed.
+        iwarp_atomics: true,
         note: "erdma posts CAS and FA and refuses masked opcodes (EOPNOTSUPP, hw/erdma/erdma_qp.c:577)",
+    },
+    // 7.3 only: a kverbs provider since it has post_send
+    // (hw/mana/device.c:48). Caps none (main.c:638-639); post_send
+    // refuses RC QPs (wr.c:160-163) and takes only IB_WR_SEND on UD
+    // (wr.c:94): every atomic -EINVAL. (6.12's mana has no post_send.)
+    KnownDriver {
+        driver_id: DRIVER_MANA,
+        name: "mana_ib",
+        cmp_swap: EINVAL,
+        fetch_add: EINVAL,
+        masked_cmp_swap: EINVAL,
+        masked_fetch_add: EINVAL,
+        iwarp_atomics: false,
+        note: "mana_ib refuses every atomic work request (EINVAL, 7.3 hw/mana/wr.c:160)",
+    },
+    // 7.3 only, RoCE only (hw/ionic/ionic_ibdev.c:342). Caps GLOB and GLOB,
+    // always (ionic_ibdev.c:68-69). post_send: CAS and FA on RC with one
+    // 8-byte SGE, neither SOLICITED nor INLINE (ionic_datapath.c:1000-1044,
+    // 1141-1143); masked -EINVAL (ionic_datapath.c:1152-1155).
+    KnownDriver {
+        driver_id: DRIVER_IONIC,
+        name: "ionic_rdma",
+        cmp_swap: OK,
+        fetch_add: OK,
+        masked_cmp_swap: EINVAL,
+        masked_fetch_add: EINVAL,
+        iwarp_atomics: false,
+        note: "ionic_rdma reports masked atomics but refuses the masked opcodes (EINVAL, hw/ionic/ionic_datapath.c:1152): masked atomics are emulated",
     },
 ];

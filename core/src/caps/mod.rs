@@ -91,6 +91,10 @@ pub struct KnownDriver {
     pub masked_cmp_swap: Fate,
     /// `IB_WR_MASKED_ATOMIC_FETCH_AND_ADD`.
     pub masked_fetch_add: Fate,
+    /// Whether its source settles that its atomics are carried out on an
+    /// iWARP QP too (erdma's); elsewhere none are posted on iWARP (see
+    /// [`DeviceFacts::iwarp`]).
+    pub iwarp_atomics: bool,
     /// What it does, in words, for sysfs's `reason` when it posts less than
     /// its attributes say.
     pub note: &'static str,
@@ -136,10 +140,13 @@ pub struct DeviceFacts {
     /// Whether the host is big-endian.
     pub host_big_endian: bool,
     /// Whether the device is iWARP (`node_type` is [`RDMA_NODE_RNIC`]).
-    /// iWARP (RFC 5040) has no atomics, yet qedr and erdma in iWARP mode
-    /// report them and build atomic WQEs on iWARP QPs (hw/qedr/verbs.c:
-    /// 3677-3704, hw/erdma/erdma_qp.c:548-575) whose fate their source does
-    /// not tell: mlx_ext posts none there.
+    /// iWARP (RFC 5040) has no atomics. mlx_ext posts none there but where
+    /// the driver's source settles that its atomics work in iWARP mode
+    /// ([`KnownDriver::iwarp_atomics`]: erdma). qedr reports them in iWARP
+    /// mode and builds atomic WQEs on iWARP QPs (7.3 hw/qedr/verbs.c:
+    /// 3639-3664, main.c:898) whose fate its source does not tell; irdma's
+    /// iWARP modify_qp never enables remote atomics (7.3 hw/irdma/verbs.c:
+    /// 1672); iw_cxgb4 and siw refuse them.
     pub iwarp: bool,
 }
 
@@ -416,7 +423,8 @@ impl Record {
             Some(d) => d.posts(has_atomic, has_masked),
             None => attrs,
         };
-        let iwarp = f.iwarp && row != KernelAtomics::default();
+        let iwarp =
+            f.iwarp && row != KernelAtomics::default() && !driver.is_some_and(|d| d.iwarp_atomics);
         let posts = if iwarp { KernelAtomics::default() } else { row };
         let reasons = Reasons {
             reply_be: be_part,
@@ -599,14 +607,14 @@ mod tests {
         assert_eq!(row(facts(0, 1, 2, 0)), ("glob", "none", "emulated"));
     }
 
-    /// Every 6.12 driver with the attributes it reports (RDMA-NOTES section
+    /// Every driver with a row, with the attributes it reports (RDMA-NOTES section
     /// 1, `drivers.rs`): what a kernel ULP gets, and that the reason names
     /// the driver where the row takes something away.
     #[test]
     fn every_driver_with_its_attributes() {
         // (driver, atomic_cap, masked_atomic_cap, iwarp, mode, standard
         // posted, the reason names the driver)
-        let cases: [(u32, u32, u32, bool, MaskedMode, bool, bool); 22] = [
+        let cases: [(u32, u32, u32, bool, MaskedMode, bool, bool); 27] = [
             (DRIVER_MLX4, 1, 1, false, MaskedMode::Native, true, false),
             (
                 DRIVER_MLX4,
@@ -681,6 +689,7 @@ mod tests {
                 false,
                 true,
             ),
+            // 6.12's irdma, and 7.3's without the firmware's atomics.
             (
                 DRIVER_IRDMA,
                 0,
@@ -688,7 +697,7 @@ mod tests {
                 true,
                 MaskedMode::Unavailable,
                 false,
-                true,
+                false,
             ),
             (
                 DRIVER_IRDMA,
@@ -697,8 +706,29 @@ mod tests {
                 false,
                 MaskedMode::Unavailable,
                 false,
+                false,
+            ),
+            // 7.3's irdma with them: masked refused; none on iWARP.
+            (DRIVER_IRDMA, 1, 1, false, MaskedMode::Emulated, true, true),
+            (
+                DRIVER_IRDMA,
+                1,
+                1,
+                true,
+                MaskedMode::Unavailable,
+                false,
                 true,
             ),
+            (
+                DRIVER_MANA,
+                0,
+                0,
+                false,
+                MaskedMode::Unavailable,
+                false,
+                true,
+            ),
+            (DRIVER_IONIC, 2, 2, false, MaskedMode::Emulated, true, true),
             (
                 DRIVER_VMW_PVRDMA,
                 1,
@@ -724,9 +754,11 @@ mod tests {
             (DRIVER_QIB, 2, 0, false, MaskedMode::Emulated, true, false),
             (DRIVER_SIW, 0, 0, true, MaskedMode::Unavailable, false, true),
             (DRIVER_ERDMA, 2, 0, false, MaskedMode::Emulated, true, false),
+            // erdma's source settles its iWARP mode: its atomics are posted.
+            (DRIVER_ERDMA, 2, 0, true, MaskedMode::Emulated, true, false),
             (
                 DRIVER_ERDMA,
-                2,
+                0,
                 0,
                 true,
                 MaskedMode::Unavailable,
@@ -746,7 +778,11 @@ mod tests {
             assert_eq!(r.mode, mode, "{case:?}");
             assert_eq!(r.posts.standard, standard, "{case:?}");
             assert_eq!(why.contains(d.name), named, "{case:?}");
-            assert_eq!(r.reasons.iwarp, iwarp && atomic != 0, "{case:?}");
+            assert_eq!(
+                r.reasons.iwarp,
+                iwarp && atomic != 0 && !d.iwarp_atomics,
+                "{case:?}"
+            );
             // Unavailable always says why; a record as the attributes
             // say needs no reason.
             assert_eq!(
