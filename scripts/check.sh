@@ -46,10 +46,8 @@ step_setup() {
 	local rc log=$MLX_EXT_BUILD/kernel-source.log pkg version moved
 	echo "TAP version 13"
 	echo "1..2"
-	"$MLX_EXT_ROOT/scripts/setup.sh" >"$MLX_EXT_BUILD/step-cmd.log" 2>&1
+	ktap_cmd_result 1 "scripts/setup.sh" "$MLX_EXT_ROOT/scripts/setup.sh"
 	rc=$?
-	sed 's/^/# /' "$MLX_EXT_BUILD/step-cmd.log"
-	if [ $rc = 0 ]; then echo "ok 1 scripts/setup.sh"; else echo "not ok 1 scripts/setup.sh"; fi
 	if read -r pkg version _ < <("$MLX_EXT_ROOT/scripts/kernel-source.sh" 2>"$log"); then
 		moved=$(grep -m1 '^kernel moved: ' "$log")
 		echo "ok 2 7.x kernel source: $pkg $version${moved:+ # $moved}"
@@ -213,16 +211,9 @@ step_production_kernel() {
 # 6.12 keeps building: both crates and the C, with the 6.12 kernel crate's
 # lints, against the production kernel (GCC, as 6.12 distributions build).
 step_module_612() {
-	echo "TAP version 13"
-	echo "1..1"
-	need_pkdir "6.12 module build" >/dev/null || { echo "not ok 1 module build for 6.12 # no production kernel"; return 1; }
-	if MLX_EXT_KERNEL=production MLX_EXT_BUILD=$MLX_EXT_BUILD/612 \
-		"$MLX_EXT_ROOT/scripts/build-module.sh" --no-warnings 2> >(sed 's/^/# /' >&2) >/dev/null; then
-		echo "ok 1 module build for 6.12 without warnings"
-	else
-		echo "not ok 1 module build for 6.12 without warnings"
-		return 1
-	fi
+	need_pkdir "module build for 6.12" || return 1
+	ktap_cmd "module build for 6.12 without warnings" env MLX_EXT_KERNEL=production \
+		MLX_EXT_BUILD="$MLX_EXT_BUILD/612" "$MLX_EXT_ROOT/scripts/build-module.sh" --no-warnings
 }
 
 need_pkdir() {

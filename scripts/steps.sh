@@ -7,14 +7,20 @@
 # ktap_cmd NAME CMD...: a KTAP document of one test, CMD, whose output
 # becomes diagnostic lines.
 ktap_cmd() {
-	local name=$1 rc
-	shift
 	echo "TAP version 13"
 	echo "1..1"
+	ktap_cmd_result 1 "$@"
+}
+
+# ktap_cmd_result N NAME CMD...: result N of a document, CMD, whose output
+# becomes diagnostic lines before it.
+ktap_cmd_result() {
+	local n=$1 name=$2 rc
+	shift 2
 	"$@" >"$MLX_EXT_BUILD/step-cmd.log" 2>&1
 	rc=$?
 	sed 's/^/# /' "$MLX_EXT_BUILD/step-cmd.log"
-	if [ $rc = 0 ]; then echo "ok 1 $name"; else echo "not ok 1 $name"; fi
+	if [ $rc = 0 ]; then echo "ok $n $name"; else echo "not ok $n $name"; fi
 	return $rc
 }
 
