@@ -9,9 +9,10 @@
 # step: "N passed, N failed, N skipped". Every step that could hang has a
 # time limit (MLX_EXT_*_TIMEOUT).
 #
-# The behaviour tests run on the debug kernel (7.x) whatever the environment
-# says; the 6.12 steps and the install steps ask for the production one
-# (6.12) themselves.
+# Every VM step runs on the debug kernel (7.x: the debug options and the
+# distribution's module options, kernel/distro.config) whatever the
+# environment says; the 6.12 steps ask for the production one (6.12)
+# themselves.
 export MLX_EXT_KERNEL=debug
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/steps.sh"
@@ -25,14 +26,15 @@ STEPS=(
 	"host: the harness's own tests (tests/harness/) | step_harness"
 	"host: rustfmt and clippy | step_format_lint"
 	"kernel: mlx_ext.ko built for 7.x with CLIPPY=1, no warnings allowed | step_module"
+	"kernel: the 7.x kernel's .config has the distribution's options (kernel/distro.config) | step_distro_config"
 	"host: make rust-analyzer describes the module's crates | step_rust_analyzer"
 	"host: checkpatch.pl --strict on the C files | step_checkpatch"
 	"host: the fixes in patches/upstream/ apply to 7.x and pass checkpatch | step_upstream_patches"
 	"vm: the VM tests in QEMU on the debug kernel (7.x) | step_vm"
 	"kernel: the production-config kernel, 6.12 (kernel/production.config) | step_production_kernel"
 	"kernel: mlx_ext.ko built for 6.12 (GCC) with CLIPPY=1, no warnings allowed | step_module_612"
-	"install: make modules, modules_install, headers_install on the production kernel | step_install"
-	"dkms: Debian's dkms on the production kernel, then modprobe in the VM | step_dkms"
+	"install: make modules, modules_install, headers_install, module CRCs on the 7.x kernel | step_install"
+	"dkms: Debian's dkms on the 7.x kernel, then modprobe in the VM, signatures enforced | step_dkms"
 )
 
 cargo_timeout=${MLX_EXT_CARGO_TIMEOUT:-1800}
@@ -131,6 +133,14 @@ need_kdir() {
 	return 1
 }
 
+# The table of the distribution's options holds in the kernel built with it
+# (its rows against Debian's own file: tests/harness/distro_config.sh).
+step_distro_config() {
+	need_kdir "distribution options" || return 1
+	ktap_cmd "the 7.x kernel's .config has every row of kernel/distro.config" \
+		"$MLX_EXT_ROOT/scripts/distro-config.sh" built "$(ksrc "$kdir")/.config"
+}
+
 step_rust_analyzer() {
 	need_kdir "make rust-analyzer" || return 1
 	ktap_cmd "make rust-analyzer" sh -c '"$1/scripts/rust-analyzer.sh" >/dev/null &&
@@ -225,27 +235,31 @@ need_pkdir() {
 }
 
 # After the VM tests: these rebuild the modules in the tree as a user
-# would, against the production-config kernel.
+# would, against the 7.x kernel, whose module options are a distribution's.
 step_install() {
-	need_pkdir "install" || return 1
+	need_kdir "install" || return 1
 	timeout -k 10 "${MLX_EXT_MODULE_TIMEOUT:-900}" "$MLX_EXT_ROOT/scripts/install-check.sh" \
-		"$(ksrc "$pkdir")" "$MLX_EXT_BUILD/stage"
+		"$(ksrc "$kdir")" "$MLX_EXT_BUILD/stage"
 }
 
 step_dkms() {
 	local extra=$MLX_EXT_BUILD/dkms-extra rc
-	need_pkdir "dkms" || return 1
-	timeout -k 10 "${MLX_EXT_MODULE_TIMEOUT:-900}" "$MLX_EXT_ROOT/scripts/dkms-check.sh" "$pkdir"
+	need_kdir "dkms" || return 1
+	timeout -k 10 "${MLX_EXT_MODULE_TIMEOUT:-900}" "$MLX_EXT_ROOT/scripts/dkms-check.sh" "$kdir"
 	rc=$?
 	rm -rf "$extra"
 	mkdir -p "$extra/unsigned" && cp VERSION "$extra/"
 	# The sample as built, before modules_install signed its installed copy.
 	cp "$MLX_EXT_BUILD/stage/mlx_ext_caps/mlx_ext_caps.ko" "$extra/unsigned/" 2>/dev/null
+	# The sample built against a wrong CRC of mlx_ext's (install-check.sh).
+	if [ -f "$MLX_EXT_BUILD/stage/badcrc/mlx_ext_caps.ko" ]; then
+		mkdir -p "$extra/badcrc" && cp "$MLX_EXT_BUILD/stage/badcrc/mlx_ext_caps.ko" "$extra/badcrc/"
+	fi
 	[ -d "$MLX_EXT_BUILD/dkms/lib/modules" ] || return $rc
 	# Signatures enforced, as lockdown enforces them under Secure Boot.
 	MLX_EXT_GUEST_MODULES=$MLX_EXT_BUILD/dkms/lib/modules \
 		MLX_EXT_VM_APPEND="module.sig_enforce=1${MLX_EXT_VM_APPEND:+ $MLX_EXT_VM_APPEND}" \
-		"$MLX_EXT_ROOT/scripts/vm-run.sh" tests/install/dkms.sh "$pkdir" "$extra" || rc=1
+		"$MLX_EXT_ROOT/scripts/vm-run.sh" tests/install/dkms.sh "$kdir" "$extra" || rc=1
 	return $rc
 }
 

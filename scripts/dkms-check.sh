@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # dkms-check.sh KERNEL_DIR: mlx_ext through Debian's real dkms, as a user
-# installs it, against the cached production-config kernel KERNEL_DIR (make
+# installs it, against the cached 7.x kernel KERNEL_DIR (make
 # check runs it), all in a staging area (build/dkms: dkms's --sourcetree,
 # --dkmstree and --installtree; nothing outside the tree is written):
 #   - the committed sources and dkms.conf as /usr/src/mlx_ext-<VERSION>;

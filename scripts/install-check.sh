@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # install-check.sh KDIR STAGE: what a user with their own kernel does, run
-# against kernel build tree KDIR (make check passes the production-config
-# kernel's) into the staging root STAGE: `make modules KDIR=...` then `make
-# modules_install KDIR=... INSTALL_MOD_PATH=STAGE`; checks that mlx_ext and
+# against kernel build tree KDIR (make check passes the 7.x kernel's, whose
+# module options are a distribution's) into the staging root STAGE: `make
+# modules KDIR=...` then `make modules_install KDIR=...
+# INSTALL_MOD_PATH=STAGE`; checks that mlx_ext and
 # mlx_ext_sim (and not the test ULP) are in lib/modules/<release>/updates/,
 # compressed as the kernel's own modules are, signed with the kernel's key
 # when it signs its own (CONFIG_MODULE_SIG_ALL), indexed by depmod, with
 # the tree's VERSION in modinfo; then `make headers_install DESTDIR=STAGE`
 # and the sample ULPs (samples/), copied out of the tree, built against the
 # installed files only and installed by Kbuild's modules_install into
-# updates/sample (scripts/dkms-check.sh boots them).
+# updates/sample (scripts/dkms-check.sh boots them). On a kernel with
+# CONFIG_MODVERSIONS (the 7.x one: gendwarfksyms, as Ubuntu 26.04), every
+# export has a CRC, computed from the header's prototypes, and the samples
+# carry those CRCs; a sample built against a wrong CRC is kept, signed, in
+# STAGE/badcrc for the guest to refuse (tests/install/dkms.sh).
 # Prints KTAP.
 source "$(dirname "$0")/lib.sh"
 set +e
@@ -34,8 +39,8 @@ fi
 export RUSTC=$KRUSTC BINDGEN=$KBINDGEN
 
 test_make_modules() {
-	make -s -C "$MLX_EXT_ROOT" modules KDIR="$kdir" >"$stage.log" 2>&1 ||
-		{ tail -n 30 "$stage.log"; return 1; }
+	make -s -C "$MLX_EXT_ROOT" modules KDIR="$kdir" >"$stage.modules.log" 2>&1 ||
+		{ tail -n 30 "$stage.modules.log"; return 1; }
 	for m in mlx_ext mlx_ext_sim; do
 		[ -f "$MLX_EXT_ROOT/$m.ko" ] || { echo "no $m.ko"; return 1; }
 	done
@@ -59,8 +64,8 @@ test_modinfo_version() {
 	done
 }
 
-# A kernel that signs its modules (CONFIG_MODULE_SIG_ALL, as distributions
-# and the production-config kernel do) gets ours signed by the same key at
+# A kernel that signs its modules (CONFIG_MODULE_SIG_ALL, as a self-built
+# kernel and both of the harness's do) gets ours signed by the same key at
 # modules_install: the signature names the kernel's certificate
 # (certs/signing_key.x509, signer_id in lib.sh), and its hash is
 # CONFIG_MODULE_SIG_HASH.
@@ -92,6 +97,53 @@ test_headers_install() {
 			sed 's/.*(\(.*\))/\1/' | sort | tr '\n' ' ')" "symbols" || return 1
 }
 
+# With MODVERSIONS, each export of mlx_ext has a non-zero CRC in
+# Module.symvers, and modpost said nothing of a version it could not make.
+# The CRCs of functions defined in Rust and exported from C (rust/helpers/
+# export.c) come from the C side: Kbuild runs gendwarfksyms over export.o
+# (7.3 scripts/Makefile.build:236-241, cmd_gen_symversions_c), whose DWARF holds
+# each prototype of include/mlx_ext/mlx_ext.h through the
+# __gendwarfksyms_ptr_<symbol> that EXPORT_SYMBOL adds (7.3 include/linux/
+# export.h:65-70), and writes "#SYMVER symbol crc" into .export.o.cmd, where
+# modpost reads it; the Rust object exports nothing.
+test_export_crcs() {
+	if [ "$(kconfig "$config" MODVERSIONS)" != y ]; then
+		echo "$kdir has no CONFIG_MODVERSIONS"
+		return "$KSFT_SKIP"
+	fi
+	expect_eq "$(kconfig "$config" GENDWARFKSYMS)" y "versions from DWARF" || return 1
+	symvers=$MLX_EXT_ROOT/Module.symvers cmd=$MLX_EXT_ROOT/rust/helpers/.export.o.cmd
+	[ -s "$symvers" ] && [ -f "$cmd" ] || { echo "no $symvers or $cmd"; return 1; }
+	if grep -E 'version generation failed|has no CRC' "$stage.modules.log"; then return 1; fi
+	n=0
+	while IFS=$'\t' read -r crc sym mod _; do
+		[ "${mod##*/}" = mlx_ext ] || continue
+		n=$((n + 1))
+		[ "$crc" != 0x00000000 ] || { echo "$sym: CRC 0"; return 1; }
+		expect_eq "$(sed -n "s/^#SYMVER $sym //p" "$cmd")" "$crc" "$sym's CRC in Module.symvers and from gendwarfksyms over export.o" ||
+			return 1
+	done <"$symvers"
+	expect_eq "$n" "$(grep -c 'EXPORT_SYMBOL_GPL(' "$MLX_EXT_ROOT/rust/helpers/export.c")" "exports with a CRC" || return 1
+	if grep -l '^#SYMVER mlx_ext_' "$MLX_EXT_ROOT"/rust/.*.o.cmd 2>/dev/null; then
+		echo "a Rust object exports mlx_ext's API"
+		return 1
+	fi
+}
+
+# sample_versions KO: "symbol crc" of each mlx_ext_ import KO's __versions
+# records (kmod's --dump-modversions), sorted.
+sample_versions() {
+	modprobe --dump-modversions "$1" | while read -r crc sym; do
+		[[ $sym == mlx_ext_* ]] && printf '%s 0x%08x\n' "$sym" "$((crc))"
+	done | sort
+}
+# symvers_versions SYMVERS SYMBOL...: "symbol crc" of each SYMBOL there, sorted.
+symvers_versions() {
+	local f=$1
+	shift
+	for sym in "$@"; do awk -F'\t' -v s="$sym" '$2 == s { print s, $1 }' "$f"; done | sort
+}
+
 # sample_install NAME DEP...: the sample ULP samples/NAME, its sources
 # copied where nothing of mlx_ext's tree is near (the tree's own build
 # leaves objects beside them), built with the two Kbuild lines a ULP needs
@@ -113,6 +165,14 @@ sample_install() {
 	fi
 	make -C "$kdir" "${vars[@]}" modules >"$stage.log" 2>&1 || { tail -n 30 "$stage.log"; return 1; }
 	if grep -E 'WARNING|undefined' "$stage.log"; then return 1; fi
+	if [ "$(kconfig "$config" MODVERSIONS)" = y ]; then
+		# The CRCs the sample carries are mlx_ext's, one per import.
+		mapfile -t imports < <(modprobe --dump-modversions "$src/$name.ko" | awk '$2 ~ /^mlx_ext_/ { print $2 }')
+		((${#imports[@]})) || { echo "$name.ko records no version of an mlx_ext symbol"; return 1; }
+		expect_eq "$(sample_versions "$src/$name.ko")" \
+			"$(symvers_versions "$stage/usr/src/mlx_ext/$(uname -m)/$release/Module.symvers" "${imports[@]}")" \
+			"$name's CRCs of ${imports[*]}" || return 1
+	fi
 	deps=$(modinfo -F depends "$src/$name.ko")
 	echo "$name depends: $deps"
 	for dep in "$@"; do
@@ -131,6 +191,39 @@ test_sample_builds_against_installed_files() {
 	sample_install mlx_ext_caps mlx_ext && sample_install mlx_ext_counters mlx_ext rdma_cm
 }
 
+# A ULP built against a Module.symvers whose CRC of mlx_ext_api_version is
+# not mlx_ext's, signed with the kernel's key so that only its version can
+# be refused: the guest must refuse to load it (tests/install/dkms.sh).
+test_sample_with_a_wrong_crc() {
+	if [ "$(kconfig "$config" MODVERSIONS)" != y ]; then
+		echo "$kdir has no CONFIG_MODVERSIONS"
+		return "$KSFT_SKIP"
+	fi
+	inst=$stage/usr/src/mlx_ext/$(uname -m)/$release bad=$stage/badcrc
+	rm -rf "$bad" && mkdir -p "$bad/src" "$bad/include"
+	cp -r "$inst/include/." "$bad/include/"
+	crc=$(awk -F'\t' '$2 == "mlx_ext_api_version" { print $1 }' "$inst/Module.symvers")
+	[ -n "$crc" ] || { echo "no mlx_ext_api_version in $inst/Module.symvers"; return 1; }
+	printf -v wrong '0x%08x' $((crc ^ 1))
+	sed "s/^$crc\t\(mlx_ext_api_version\t\)/$wrong\t\1/" "$inst/Module.symvers" >"$bad/Module.symvers"
+	cmp -s "$inst/Module.symvers" "$bad/Module.symvers" && { echo "no mlx_ext_api_version to change"; return 1; }
+	cp "$MLX_EXT_ROOT/samples/mlx_ext_caps"/{Kbuild,*.c} "$bad/src/"
+	vars=(M="$bad/src" MLX_EXT_DIR="$bad" RUSTC="$RUSTC" BINDGEN="$BINDGEN")
+	major=$(($(kconfig "$config" CLANG_VERSION) / 10000))
+	((major == 0)) || vars+=("LLVM=-$major")
+	make -C "$kdir" "${vars[@]}" modules >"$stage.log" 2>&1 || { tail -n 30 "$stage.log"; return 1; }
+	ko=$bad/src/mlx_ext_caps.ko
+	expect_eq "$(sample_versions "$ko" | grep '^mlx_ext_api_version ')" \
+		"$(symvers_versions "$bad/Module.symvers" mlx_ext_api_version)" "the wrong CRC, recorded" || return 1
+	if grep -q '^CONFIG_MODULE_SIG=y' "$config"; then
+		key=$(kconfig "$config" MODULE_SIG_KEY)
+		case "$key" in pkcs11:* | /*) ;; *) key=$kdir/$key ;; esac
+		"$kdir/scripts/sign-file" "$(kconfig "$config" MODULE_SIG_HASH)" "$key" \
+			"$kdir/certs/signing_key.x509" "$ko" || return 1
+	fi
+	cp "$ko" "$bad/"
+}
+
 ktap_run test_make_modules test_modules_install_into_stage test_modinfo_version \
-	test_modules_signed_with_the_kernels_key test_headers_install \
-	test_sample_builds_against_installed_files
+	test_modules_signed_with_the_kernels_key test_export_crcs test_headers_install \
+	test_sample_builds_against_installed_files test_sample_with_a_wrong_crc

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # kernel-source.sh: makes sure the 7.x kernel source (Debian's
 # $KERNEL7_PACKAGE $KERNEL7_VERSION, lib.sh) is in the cache and prints
-# "PACKAGE VERSION DEB" on stdout.
+# "PACKAGE VERSION DEB" on stdout. Debian's configuration of the same
+# version (linux-config-7.N, debian_config_deb in lib.sh) is fetched with
+# it: scripts/distro-config.sh holds kernel/distro.config to it.
 #
 # apt reaches trixie-backports through a private sources list, state and
 # cache under $MLX_EXT_CACHE/apt: the machine's own apt configuration is
@@ -20,7 +22,7 @@ srcdir=$MLX_EXT_CACHE/sources
 deb_of() { echo "$srcdir/${1}_${2}_all.deb"; }
 
 pinned=$(deb_of "$KERNEL7_PACKAGE" "$KERNEL7_VERSION")
-if [ -f "$pinned" ]; then
+if [ -f "$pinned" ] && [ -f "$(debian_config_deb "$KERNEL7_PACKAGE" "$KERNEL7_VERSION")" ]; then
 	echo "$KERNEL7_PACKAGE $KERNEL7_VERSION $pinned"
 	exit 0
 fi
@@ -74,15 +76,25 @@ if ! apt-cache "${opts[@]}" madison "$pkg" 2>/dev/null | awk -F' *[|] *' '{ prin
 		die "kernel source: neither $KERNEL7_PACKAGE $KERNEL7_VERSION nor any linux-source-7.* in $KERNEL7_SUITE"
 	echo "kernel moved: $KERNEL7_PACKAGE $KERNEL7_VERSION -> $pkg $version (the pin in scripts/lib.sh is no longer in $KERNEL7_SUITE)" >&2
 fi
+# download PACKAGE VERSION FILE: PACKAGE=VERSION from the archive into FILE.
+download() {
+	local tmp got
+	tmp=$(mktemp -d "$srcdir/.download.XXXXXX")
+	(cd "$tmp" && apt-get "${opts[@]}" -qq download "$1=$2" >&2) ||
+		{ rm -rf "$tmp"; die "kernel source: apt-get download $1=$2 failed"; }
+	got=("$tmp"/*.deb)
+	[ ${#got[@]} = 1 ] || { rm -rf "$tmp"; die "kernel source: apt-get download $1=$2 left no .deb"; }
+	mv "${got[0]}" "$3"
+	rmdir "$tmp"
+}
 deb=$(deb_of "$pkg" "$version")
 if [ ! -f "$deb" ]; then
 	say "kernel source: downloading $pkg $version (about 170 MB)"
-	tmp=$(mktemp -d "$srcdir/.download.XXXXXX")
-	(cd "$tmp" && apt-get "${opts[@]}" -qq download "$pkg=$version" >&2) ||
-		{ rm -rf "$tmp"; die "kernel source: apt-get download $pkg=$version failed"; }
-	got=("$tmp"/*.deb)
-	[ ${#got[@]} = 1 ] || { rm -rf "$tmp"; die "kernel source: apt-get download $pkg=$version left no .deb"; }
-	mv "${got[0]}" "$deb"
-	rmdir "$tmp"
+	download "$pkg" "$version" "$deb"
+fi
+config=$(debian_config_deb "$pkg" "$version")
+if [ ! -f "$config" ]; then
+	say "kernel source: downloading linux-config-${pkg#linux-source-} $version (Debian's configuration)"
+	download "linux-config-${pkg#linux-source-}" "$version" "$config"
 fi
 echo "$pkg $version $deb"

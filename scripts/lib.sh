@@ -132,9 +132,13 @@ kernel_inputs() {
 		cat "$f"
 	done < <(kernel_fragments)
 }
-# The Kconfig fragments merged over tinyconfig, in order, one per line.
+# The Kconfig fragments merged over tinyconfig, in order, one per line:
+# the 7.x kernel carries the distribution's module options
+# (kernel/distro.config) under its debug options.
 kernel_fragments() {
-	printf '%s\n' "$MLX_EXT_ROOT/kernel/common.config" "$MLX_EXT_ROOT/kernel/$MLX_EXT_KERNEL.config"
+	printf '%s\n' "$MLX_EXT_ROOT/kernel/common.config"
+	[ "$MLX_EXT_KERNEL" = production ] || echo "$MLX_EXT_ROOT/kernel/distro.config"
+	echo "$MLX_EXT_ROOT/kernel/$MLX_EXT_KERNEL.config"
 }
 # cached_build DIR WHAT BUILD_FN: makes DIR with `BUILD_FN DIR` unless a
 # finished build is there, and prints DIR. Clones, CI and developers share
@@ -190,6 +194,21 @@ kconfig() {
 # signer by issuer and serial number, and kmod prints the serial.
 signer_id() {
 	openssl x509 -inform DER -in "$1" -noout -serial | sed 's/^serial=//; s/../&:/g; s/:$//'
+}
+
+# debian_config_deb PACKAGE VERSION: where scripts/kernel-source.sh keeps
+# Debian's linux-config-7.N package of linux-source-7.N VERSION.
+debian_config_deb() {
+	echo "$MLX_EXT_CACHE/sources/linux-config-${1#linux-source-}_${2}_amd64.deb"
+}
+# debian_config PACKAGE VERSION: Debian's amd64 configuration of that
+# kernel (config.amd64_none_amd64 in linux-config-7.N), on stdout.
+debian_config() {
+	local deb
+	deb=$(debian_config_deb "$1" "$2")
+	[ -f "$deb" ] || die "no $deb: run scripts/kernel-source.sh"
+	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/linux-config-${1#linux-source-}/config.amd64_none_amd64.xz" |
+		xz -dc
 }
 
 kernel_key() { kernel_inputs | sha256sum | cut -c1-16; }

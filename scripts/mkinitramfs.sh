@@ -70,8 +70,8 @@ rm -f "$root/lib/modules/$kver/build" "$root/lib/modules/$kver/source"
 if [ -z "${MLX_EXT_GUEST_MODULES:-}" ]; then
 	mkdir -p "$root/lib/modules/$kver/extra"
 	cp "$@" "$root/lib/modules/$kver/extra/"
-	# Installed modules of a kernel with CONFIG_MODULE_SIG_ALL (the
-	# production one) are signed, as Kbuild's modules_install signs them
+	# Installed modules of a kernel with CONFIG_MODULE_SIG_ALL (both of
+	# the harness's) are signed, as Kbuild's modules_install signs them
 	# (scripts/Makefile.modinst, sign-file with CONFIG_MODULE_SIG_KEY).
 	ksrc=$(ksrc "$kdir")
 	if grep -q '^CONFIG_MODULE_SIG_ALL=y' "$ksrc/.config"; then
@@ -87,7 +87,7 @@ if [ -z "${MLX_EXT_GUEST_MODULES:-}" ]; then
 	fi
 fi
 depmod -b "$root" "$kver" || die "depmod failed for the guest's modules"
-# Compressed modules (the production kernel's .ko.xz): loaded with kmod, as
+# Compressed modules (.ko.xz, kernel/distro.config): loaded with kmod, as
 # distributions load them. busybox's modprobe first hands the compressed
 # file to finit_module(), which the kernel refuses with "Invalid ELF header
 # magic" in its log, before it decompresses it itself.

@@ -29,10 +29,19 @@ fi
 vars=("M=$root" "RUSTC=$rustc" "BINDGEN=$bindgen" MLX_EXT_NO_TESTS=y)
 # The C side is compiled by the compiler the kernel was built with: for a
 # clang kernel, the clang of its major version (LLVM=-NN) where it is
-# installed under that name, else the default one.
+# installed under that name, else the default one. CC and LD are named too:
+# dkms 3.0 appends CC=clang and LD=ld.lld to the build command of a clang
+# kernel (Debian's dkms 3.0.10, /usr/sbin/dkms:597-611), the unversioned
+# ones, which reach Kbuild through MAKEFLAGS and would win over LLVM=-NN;
+# a variable on the sub-make's own command line wins over MAKEFLAGS'.
 if grep -q '^CONFIG_CC_IS_CLANG=y' "$kdir/.config" 2>/dev/null; then
 	major=$(($(sed -n 's/^CONFIG_CLANG_VERSION=//p' "$kdir/.config") / 10000))
-	if command -v "clang-$major" >/dev/null; then vars+=("LLVM=-$major"); else vars+=(LLVM=1); fi
+	if command -v "clang-$major" >/dev/null; then
+		vars+=("LLVM=-$major" "CC=clang-$major")
+		! command -v "ld.lld-$major" >/dev/null || vars+=("LD=ld.lld-$major")
+	else
+		vars+=(LLVM=1)
+	fi
 fi
 case "$target" in
 modules)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Host tests of scripts/kernel-source.sh, which finds the 7.x kernel
-# source: a cached .deb of the pin is used without asking apt; a pin the
-# archive no longer has is replaced by the newest linux-source-7.*, with
-# "kernel moved: OLD -> NEW" on stderr. Each runs with a cache of its own
+# source: a cached .deb of the pin (and of Debian's configuration of it,
+# linux-config-7.N) is used without asking apt; a pin the archive no longer
+# has is replaced by the newest linux-source-7.*, with "kernel moved: OLD ->
+# NEW" on stderr, and that version's configuration comes with it. Each runs with a cache of its own
 # (the real cache's .deb hard-linked in, so nothing large is downloaded
 # while the pin is the newest). The second needs the Debian archive, as
 # setup does. Prints KTAP.
@@ -15,11 +16,15 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 real=$("$MLX_EXT_ROOT/scripts/kernel-source.sh" 2>/dev/null | awk '{ print $3 }')
 
-# fresh_cache: an empty cache with the real pin's .deb in it.
+realconfig=$(debian_config_deb "$KERNEL7_PACKAGE" "$KERNEL7_VERSION")
+
+# fresh_cache: an empty cache with the real pin's .debs in it.
 fresh_cache() {
 	rm -rf "$tmp/cache"
 	mkdir -p "$tmp/cache/sources"
-	ln "$real" "$tmp/cache/sources/" 2>/dev/null || cp "$real" "$tmp/cache/sources/"
+	for f in "$real" "$realconfig"; do
+		ln "$f" "$tmp/cache/sources/" 2>/dev/null || cp "$f" "$tmp/cache/sources/"
+	done
 }
 
 test_cached_pin_needs_no_apt() {
@@ -41,6 +46,8 @@ test_gone_pin_takes_newest() {
 	read -r pkg version deb <<<"$out"
 	[[ $pkg == linux-source-7.* ]] || { echo "took '$pkg'"; return 1; }
 	[ "$version" != 7.3.0-0~gone ] && [ -s "$deb" ] || { echo "no .deb for '$out'"; return 1; }
+	MLX_EXT_CACHE=$tmp/cache debian_config "$pkg" "$version" | grep -x 'CONFIG_RUST=y' >/dev/null ||
+		{ echo "no Debian configuration with CONFIG_RUST=y for $pkg $version"; return 1; }
 	# Not older than the pin, which the archive had when it was written.
 	[ "$(printf '%s\n' "$KERNEL7_VERSION" "$version" | sort -V | tail -n1)" = "$version" ] ||
 		{ echo "$version is older than the pin $KERNEL7_VERSION"; return 1; }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# The guest of scripts/dkms-check.sh, on the production-config kernel booted
-# with module.sig_enforce=1: its modules are only the kernel's and what
+# The guest of scripts/dkms-check.sh, on the 7.x kernel (the distribution's
+# module options, kernel/distro.config) booted with module.sig_enforce=1: its modules are only the kernel's and what
 # DKMS installed (MLX_EXT_GUEST_MODULES), the tree's are not there. modprobe
 # loads mlx_ext from updates/dkms with ib_core before it, and it works; the
 # sample ULP, installed beside it, is loaded by modprobe alone; an unsigned
@@ -68,6 +68,30 @@ test_unsigned_module_refused() {
 	rmmod mlx_ext
 }
 
+# Module versions (CONFIG_MODVERSIONS, as Ubuntu 26.04): the sample built
+# against a Module.symvers whose CRC of mlx_ext_api_version is not this
+# mlx_ext's, signed, is refused for that symbol (check_version(), 7.3
+# kernel/module/version.c:70: "disagrees about version of symbol"), and
+# mlx_ext stays usable.
+test_wrong_crc_refused() {
+	if [ ! -f /extra/badcrc/mlx_ext_caps.ko ]; then
+		echo "no module built against a wrong CRC (the kernel has no CONFIG_MODVERSIONS?)"
+		return $KSFT_SKIP
+	fi
+	add_rxe0 && modprobe mlx_ext || return 1
+	if insmod /extra/badcrc/mlx_ext_caps.ko 2>/tmp/insmod.err; then
+		echo "a module with a wrong CRC of mlx_ext_api_version was loaded"
+		rmmod mlx_ext_caps
+		return 1
+	fi
+	cat /tmp/insmod.err
+	[ ! -e /sys/module/mlx_ext_caps ] || return 1
+	dmesg | grep -q 'mlx_ext_caps: disagrees about version of symbol mlx_ext_api_version' ||
+		{ echo "no refusal in the kernel log: $(dmesg | grep mlx_ext_caps)"; return 1; }
+	# The right one, from updates/sample, still loads.
+	modprobe mlx_ext_caps && rmmod mlx_ext_caps && rmmod mlx_ext
+}
+
 # mlx_ext beside the real Mellanox drivers, loaded with no adapter: they
 # register with the PCI and auxiliary buses and ib_core and bind nothing;
 # mlx_ext's records of rxe0 and of a simulated ConnectX-4 are unchanged, and
@@ -105,4 +129,4 @@ test_kernel_log_clean() {
 }
 
 ktap_run test_dkms_modprobe test_sample_modprobe test_unsigned_module_refused \
-	test_next_to_mlx4_ib_and_mlx5_ib test_counters_sample_on_rxe0 test_kernel_log_clean
+	test_wrong_crc_refused test_next_to_mlx4_ib_and_mlx5_ib test_counters_sample_on_rxe0 test_kernel_log_clean
