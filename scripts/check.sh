@@ -251,7 +251,9 @@ step_dkms() {
 	mkdir -p "$extra/unsigned" && cp VERSION "$extra/"
 	# The sample as built, before modules_install signed its installed copy.
 	cp "$MLX_EXT_BUILD/stage/mlx_ext_caps/mlx_ext_caps.ko" "$extra/unsigned/" 2>/dev/null
-	# The sample built against a wrong CRC of mlx_ext's (install-check.sh).
+	# The sample built against a wrong CRC of mlx_ext's (install-check.sh),
+	# which a kernel with module versions must refuse.
+	kconfig "$(ksrc "$kdir")/.config" MODVERSIONS >"$extra/modversions"
 	if [ -f "$MLX_EXT_BUILD/stage/badcrc/mlx_ext_caps.ko" ]; then
 		mkdir -p "$extra/badcrc" && cp "$MLX_EXT_BUILD/stage/badcrc/mlx_ext_caps.ko" "$extra/badcrc/"
 	fi

@@ -7,7 +7,8 @@
 # kernel/distro.config; its "#=" lines say where each row comes from):
 #   debian: every row under "#= debian" has the value it has in
 #           DEBIAN_CONFIG, Debian's own configuration of the kernel (an
-#           unset row must be unset or absent there);
+#           unset row must be unset or absent there), and every other row
+#           a value that is not Debian's;
 #   built:  every row has its value in KERNEL_CONFIG, the .config of a
 #           kernel built with the table.
 # Prints one line per disagreement and exits 1 if there is any.
@@ -45,9 +46,15 @@ while read -r src name want; do
 		continue
 		;;
 	esac
-	[ "$mode" = debian ] && [ "$src" != debian ] && continue
-	n=$((n + 1))
 	got=$(value "$name")
+	if [ "$mode" = debian ] && [ "$src" != debian ]; then
+		# A row that is not Debian's must differ from Debian's.
+		[ "$got" != "$want" ] && continue
+		echo "$name: tagged $src, but Debian's file has $got too: tag it debian"
+		bad=1
+		continue
+	fi
+	n=$((n + 1))
 	[ "$got" = "$want" ] && continue
 	echo "$name: the table says $want, $(basename "$config") has $got"
 	bad=1

@@ -101,7 +101,8 @@ test_headers_install() {
 # Module.symvers, and modpost said nothing of a version it could not make.
 # The CRCs of functions defined in Rust and exported from C (rust/helpers/
 # export.c) come from the C side: Kbuild runs gendwarfksyms over export.o
-# (7.3 scripts/Makefile.build:236-241, cmd_gen_symversions_c), whose DWARF holds
+# (7.3 scripts/Makefile.build:204-207 and 236-241, cmd_gensymtypes_c
+# through gen_symversions), whose DWARF holds
 # each prototype of include/mlx_ext/mlx_ext.h through the
 # __gendwarfksyms_ptr_<symbol> that EXPORT_SYMBOL adds (7.3 include/linux/
 # export.h:65-70), and writes "#SYMVER symbol crc" into .export.o.cmd, where
@@ -135,7 +136,7 @@ test_export_crcs() {
 sample_versions() {
 	modprobe --dump-modversions "$1" | while read -r crc sym; do
 		[[ $sym == mlx_ext_* ]] && printf '%s 0x%08x\n' "$sym" "$((crc))"
-	done | sort
+	done | sort -u
 }
 # symvers_versions SYMVERS SYMBOL...: "symbol crc" of each SYMBOL there, sorted.
 symvers_versions() {
@@ -150,14 +151,11 @@ symvers_versions() {
 # against the installed files only, its modinfo depending on each DEP, then
 # installed as a ULP package installs its modules: Kbuild's modules_install
 # signs and compresses it like the kernel's own, into updates/sample.
-sample_install() {
-	name=$1
-	shift
-	src=$stage/$name
-	rm -rf "$src" && mkdir -p "$src"
-	cp "$MLX_EXT_ROOT/samples/$name"/{Kbuild,*.c} "$src/"
-	vars=(M="$src" MLX_EXT_DIR="$stage/usr/src/mlx_ext/$(uname -m)/$release"
-		RUSTC="$RUSTC" BINDGEN="$BINDGEN")
+# sample_build SRC MLX_EXT_DIR: the sample whose sources are in SRC, built
+# with Kbuild against the mlx_ext files in MLX_EXT_DIR, with no warning.
+# Sets vars, the make variables of the build.
+sample_build() {
+	vars=(M="$1" MLX_EXT_DIR="$2" RUSTC="$RUSTC" BINDGEN="$BINDGEN")
 	if grep -q '^CONFIG_CC_IS_CLANG=y' "$config"; then
 		# The clang of the kernel's major version, as scripts/modules.sh.
 		major=$(($(kconfig "$config" CLANG_VERSION) / 10000))
@@ -165,9 +163,18 @@ sample_install() {
 	fi
 	make -C "$kdir" "${vars[@]}" modules >"$stage.log" 2>&1 || { tail -n 30 "$stage.log"; return 1; }
 	if grep -E 'WARNING|undefined' "$stage.log"; then return 1; fi
+}
+
+sample_install() {
+	name=$1
+	shift
+	src=$stage/$name
+	rm -rf "$src" && mkdir -p "$src"
+	cp "$MLX_EXT_ROOT/samples/$name"/{Kbuild,*.c} "$src/"
+	sample_build "$src" "$stage/usr/src/mlx_ext/$(uname -m)/$release" || return 1
 	if [ "$(kconfig "$config" MODVERSIONS)" = y ]; then
 		# The CRCs the sample carries are mlx_ext's, one per import.
-		mapfile -t imports < <(modprobe --dump-modversions "$src/$name.ko" | awk '$2 ~ /^mlx_ext_/ { print $2 }')
+		mapfile -t imports < <(modprobe --dump-modversions "$src/$name.ko" | awk '$2 ~ /^mlx_ext_/ { print $2 }' | sort -u)
 		((${#imports[@]})) || { echo "$name.ko records no version of an mlx_ext symbol"; return 1; }
 		expect_eq "$(sample_versions "$src/$name.ko")" \
 			"$(symvers_versions "$stage/usr/src/mlx_ext/$(uname -m)/$release/Module.symvers" "${imports[@]}")" \
@@ -195,12 +202,14 @@ test_sample_builds_against_installed_files() {
 # not mlx_ext's, signed with the kernel's key so that only its version can
 # be refused: the guest must refuse to load it (tests/install/dkms.sh).
 test_sample_with_a_wrong_crc() {
+	inst=$stage/usr/src/mlx_ext/$(uname -m)/$release bad=$stage/badcrc
+	# Nothing of an earlier run's is left for the guest.
+	rm -rf "$bad"
 	if [ "$(kconfig "$config" MODVERSIONS)" != y ]; then
 		echo "$kdir has no CONFIG_MODVERSIONS"
 		return "$KSFT_SKIP"
 	fi
-	inst=$stage/usr/src/mlx_ext/$(uname -m)/$release bad=$stage/badcrc
-	rm -rf "$bad" && mkdir -p "$bad/src" "$bad/include"
+	mkdir -p "$bad/src" "$bad/include"
 	cp -r "$inst/include/." "$bad/include/"
 	crc=$(awk -F'\t' '$2 == "mlx_ext_api_version" { print $1 }' "$inst/Module.symvers")
 	[ -n "$crc" ] || { echo "no mlx_ext_api_version in $inst/Module.symvers"; return 1; }
@@ -208,20 +217,17 @@ test_sample_with_a_wrong_crc() {
 	sed "s/^$crc\t\(mlx_ext_api_version\t\)/$wrong\t\1/" "$inst/Module.symvers" >"$bad/Module.symvers"
 	cmp -s "$inst/Module.symvers" "$bad/Module.symvers" && { echo "no mlx_ext_api_version to change"; return 1; }
 	cp "$MLX_EXT_ROOT/samples/mlx_ext_caps"/{Kbuild,*.c} "$bad/src/"
-	vars=(M="$bad/src" MLX_EXT_DIR="$bad" RUSTC="$RUSTC" BINDGEN="$BINDGEN")
-	major=$(($(kconfig "$config" CLANG_VERSION) / 10000))
-	((major == 0)) || vars+=("LLVM=-$major")
-	make -C "$kdir" "${vars[@]}" modules >"$stage.log" 2>&1 || { tail -n 30 "$stage.log"; return 1; }
-	ko=$bad/src/mlx_ext_caps.ko
-	expect_eq "$(sample_versions "$ko" | grep '^mlx_ext_api_version ')" \
+	sample_build "$bad/src" "$bad" || return 1
+	badko=$bad/src/mlx_ext_caps.ko
+	expect_eq "$(sample_versions "$badko" | grep '^mlx_ext_api_version ')" \
 		"$(symvers_versions "$bad/Module.symvers" mlx_ext_api_version)" "the wrong CRC, recorded" || return 1
 	if grep -q '^CONFIG_MODULE_SIG=y' "$config"; then
 		key=$(kconfig "$config" MODULE_SIG_KEY)
 		case "$key" in pkcs11:* | /*) ;; *) key=$kdir/$key ;; esac
 		"$kdir/scripts/sign-file" "$(kconfig "$config" MODULE_SIG_HASH)" "$key" \
-			"$kdir/certs/signing_key.x509" "$ko" || return 1
+			"$kdir/certs/signing_key.x509" "$badko" || return 1
 	fi
-	cp "$ko" "$bad/"
+	cp "$badko" "$bad/"
 }
 
 ktap_run test_make_modules test_modules_install_into_stage test_modinfo_version \

@@ -3,8 +3,13 @@
 # kernel-source.sh: makes sure the 7.x kernel source (Debian's
 # $KERNEL7_PACKAGE $KERNEL7_VERSION, lib.sh) is in the cache and prints
 # "PACKAGE VERSION DEB" on stdout. Debian's configuration of the same
-# version (linux-config-7.N, debian_config_deb in lib.sh) is fetched with
-# it: scripts/distro-config.sh holds kernel/distro.config to it.
+# version (linux-config-7.N, debian_config_deb in lib.sh) comes with a
+# download of the source.
+#
+# kernel-source.sh config PACKAGE VERSION: makes sure Debian's configuration
+# of linux-source-7.N VERSION is in the cache and prints its .deb; it never
+# takes another version (scripts/distro-config.sh holds kernel/distro.config
+# to it, debian_config in lib.sh).
 #
 # apt reaches trixie-backports through a private sources list, state and
 # cache under $MLX_EXT_CACHE/apt: the machine's own apt configuration is
@@ -21,10 +26,22 @@ source "$(dirname "$0")/lib.sh"
 srcdir=$MLX_EXT_CACHE/sources
 deb_of() { echo "$srcdir/${1}_${2}_all.deb"; }
 
-pinned=$(deb_of "$KERNEL7_PACKAGE" "$KERNEL7_VERSION")
-if [ -f "$pinned" ] && [ -f "$(debian_config_deb "$KERNEL7_PACKAGE" "$KERNEL7_VERSION")" ]; then
-	echo "$KERNEL7_PACKAGE $KERNEL7_VERSION $pinned"
-	exit 0
+mode=source
+if [ "${1:-}" = config ]; then
+	[ $# = 3 ] || die "usage: kernel-source.sh [config PACKAGE VERSION]"
+	mode=config
+	config=$(debian_config_deb "$2" "$3")
+	if [ -f "$config" ]; then
+		echo "$config"
+		exit 0
+	fi
+else
+	# The cached source is enough: its configuration is fetched when asked.
+	pinned=$(deb_of "$KERNEL7_PACKAGE" "$KERNEL7_VERSION")
+	if [ -f "$pinned" ]; then
+		echo "$KERNEL7_PACKAGE $KERNEL7_VERSION $pinned"
+		exit 0
+	fi
 fi
 
 # The archive's URI: the machine's own Debian archive, the source that
@@ -65,17 +82,6 @@ opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/
 say "kernel source: apt-get update of $KERNEL7_SUITE (private lists in $apt)"
 apt-get "${opts[@]}" -qq update >&2 || die "kernel source: apt-get update of $KERNEL7_SUITE failed (no access to $uri?)"
 
-pkg=$KERNEL7_PACKAGE version=$KERNEL7_VERSION
-if ! apt-cache "${opts[@]}" madison "$pkg" 2>/dev/null | awk -F' *[|] *' '{ print $2 }' | grep -qxF "$version"; then
-	# The newest version of the newest linux-source-7.N.
-	read -r pkg version < <(apt-cache "${opts[@]}" search --names-only '^linux-source-7\.[0-9]+$' 2>/dev/null |
-		awk '{ print $1 }' | while read -r p; do
-			apt-cache "${opts[@]}" madison "$p" | awk -F' *[|] *' -v p="$p" '{ print p, $2 }'
-		done | sort -V -k2 | tail -n1) || true
-	[ -n "${version:-}" ] ||
-		die "kernel source: neither $KERNEL7_PACKAGE $KERNEL7_VERSION nor any linux-source-7.* in $KERNEL7_SUITE"
-	echo "kernel moved: $KERNEL7_PACKAGE $KERNEL7_VERSION -> $pkg $version (the pin in scripts/lib.sh is no longer in $KERNEL7_SUITE)" >&2
-fi
 # download PACKAGE VERSION FILE: PACKAGE=VERSION from the archive into FILE.
 download() {
 	local tmp got
@@ -87,6 +93,25 @@ download() {
 	mv "${got[0]}" "$3"
 	rmdir "$tmp"
 }
+
+if [ "$mode" = config ]; then
+	say "kernel source: downloading linux-config-${2#linux-source-} $3 (Debian's configuration)"
+	download "linux-config-${2#linux-source-}" "$3" "$config"
+	echo "$config"
+	exit 0
+fi
+
+pkg=$KERNEL7_PACKAGE version=$KERNEL7_VERSION
+if ! apt-cache "${opts[@]}" madison "$pkg" 2>/dev/null | awk -F' *[|] *' '{ print $2 }' | grep -qxF "$version"; then
+	# The newest version of the newest linux-source-7.N.
+	read -r pkg version < <(apt-cache "${opts[@]}" search --names-only '^linux-source-7\.[0-9]+$' 2>/dev/null |
+		awk '{ print $1 }' | while read -r p; do
+			apt-cache "${opts[@]}" madison "$p" | awk -F' *[|] *' -v p="$p" '{ print p, $2 }'
+		done | sort -V -k2 | tail -n1) || true
+	[ -n "${version:-}" ] ||
+		die "kernel source: neither $KERNEL7_PACKAGE $KERNEL7_VERSION nor any linux-source-7.* in $KERNEL7_SUITE"
+	echo "kernel moved: $KERNEL7_PACKAGE $KERNEL7_VERSION -> $pkg $version (the pin in scripts/lib.sh is no longer in $KERNEL7_SUITE)" >&2
+fi
 deb=$(deb_of "$pkg" "$version")
 if [ ! -f "$deb" ]; then
 	say "kernel source: downloading $pkg $version (about 170 MB)"

@@ -45,9 +45,9 @@ die() { printf 'mlx_ext: error: %s\n' "$*" >&2; exit 1; }
 
 # Which of the two cached kernels a script builds or uses (Documentation/
 # building.rst, "The two kernels"): debug, the test kernel the behaviour
-# tests run on (7.x, clang 22, KASAN, lockdep, kmemleak, fault injection),
-# or production, 6.12 configured and built as distributions ship it (GCC,
-# module signing; the install tests and `make bench`).
+# and install tests run on (7.x, clang 22, KASAN, lockdep, kmemleak, fault
+# injection, and a distribution's module options), or production, 6.12 configured and built as distributions ship it (GCC,
+# module signing; the 6.12 module build of make check and `make bench`).
 MLX_EXT_KERNEL=${MLX_EXT_KERNEL:-debug}
 case "$MLX_EXT_KERNEL" in
 debug | production) ;;
@@ -202,11 +202,12 @@ debian_config_deb() {
 	echo "$MLX_EXT_CACHE/sources/linux-config-${1#linux-source-}_${2}_amd64.deb"
 }
 # debian_config PACKAGE VERSION: Debian's amd64 configuration of that
-# kernel (config.amd64_none_amd64 in linux-config-7.N), on stdout.
+# kernel (config.amd64_none_amd64 in linux-config-7.N), on stdout, fetched
+# into the cache first where it is not there.
 debian_config() {
 	local deb
-	deb=$(debian_config_deb "$1" "$2")
-	[ -f "$deb" ] || die "no $deb: run scripts/kernel-source.sh"
+	deb=$("$MLX_EXT_ROOT/scripts/kernel-source.sh" config "$1" "$2") && [ -f "$deb" ] ||
+		die "no Debian configuration of $1 $2 (scripts/kernel-source.sh config)"
 	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/linux-config-${1#linux-source-}/config.amd64_none_amd64.xz" |
 		xz -dc
 }

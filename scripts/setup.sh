@@ -13,7 +13,7 @@ DEB_PACKAGES=(
 	clang-22 lld-22 llvm-22 libclang1-22    # the 7.x kernel: its bindgen needs libclang >= 17
 	flex bison bc libelf-dev libssl-dev cpio kmod xz-utils make
 	libdw-dev                               # gendwarfksyms: the 7.x kernel's MODVERSIONS (kernel/distro.config)
-	openssl                                 # the production kernel's signing key, signature checks
+	openssl                                 # the kernels' signing keys, signature checks
 	qemu-system-x86                         # the test VM
 	busybox-static iproute2                 # guest userland, `rdma` tool
 	gcc libc6-dev                           # the production kernel; the guest's static C helpers (tests/vm/*.c)

@@ -17,8 +17,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 table=$MLX_EXT_ROOT/kernel/distro.config
 dc=$MLX_EXT_ROOT/scripts/distro-config.sh
-read -r pkg version _ < <("$MLX_EXT_ROOT/scripts/kernel-source.sh" 2>/dev/null)
-debian_config "$pkg" "$version" >"$tmp/debian.config" 2>"$tmp/err"
+read -r pkg version _ < <("$MLX_EXT_ROOT/scripts/kernel-source.sh" 2>"$tmp/err")
+# In a subshell: debian_config dies where there is no configuration, which
+# the first test then reports.
+(debian_config "$pkg" "$version") >"$tmp/debian.config" 2>>"$tmp/err"
 
 # built_from TABLE: a .config holding TABLE's rows, as olddefconfig writes
 # them.
@@ -63,6 +65,15 @@ CONFIG_MODULE_SIG_ALL: the table says y, built2 has n" "refusal" || return 1
 	expect_eq "$out" "CONFIG_DEBUG_INFO_REDUCED: the table says n, built3 has y" "refusal"
 }
 
+# A row tagged ubuntu or ours whose value is Debian's after all is said to
+# be one of Debian's.
+test_a_stale_tag_is_refused() {
+	sed 's/^#= debian$/#= ours: stale/' "$table" >"$tmp/t"
+	out=$("$dc" debian "$tmp/debian.config" "$tmp/t") && { echo "accepted: $out"; return 1; }
+	echo "$out" | grep -qx "CONFIG_MODULE_SIG: tagged ours, but Debian's file has y too: tag it debian" ||
+		{ echo "$out"; return 1; }
+}
+
 test_a_row_without_source_is_refused() {
 	{ echo "CONFIG_FIRST=y"; cat "$table"; } >"$tmp/t"
 	built_from "$tmp/t" >"$tmp/built"
@@ -72,4 +83,4 @@ test_a_row_without_source_is_refused() {
 
 ktap_run test_table_rows_are_debians test_only_debian_rows_are_held_to_debian \
 	test_a_row_debian_does_not_have_is_refused test_built_config_matches \
-	test_a_row_without_source_is_refused
+	test_a_stale_tag_is_refused test_a_row_without_source_is_refused

@@ -18,11 +18,13 @@ real=$("$MLX_EXT_ROOT/scripts/kernel-source.sh" 2>/dev/null | awk '{ print $3 }'
 
 realconfig=$(debian_config_deb "$KERNEL7_PACKAGE" "$KERNEL7_VERSION")
 
-# fresh_cache: an empty cache with the real pin's .debs in it.
+# fresh_cache [FILE...]: an empty cache with FILEs in it, by default the
+# real pin's two .debs.
 fresh_cache() {
 	rm -rf "$tmp/cache"
 	mkdir -p "$tmp/cache/sources"
-	for f in "$real" "$realconfig"; do
+	(($#)) || set -- "$real" "$realconfig"
+	for f in "$@"; do
 		ln "$f" "$tmp/cache/sources/" 2>/dev/null || cp "$f" "$tmp/cache/sources/"
 	done
 }
@@ -33,6 +35,25 @@ test_cached_pin_needs_no_apt() {
 	out=$(MLX_EXT_CACHE=$tmp/cache "$MLX_EXT_ROOT/scripts/kernel-source.sh" 2>"$tmp/err") || { cat "$tmp/err"; return 1; }
 	expect_eq "$out" "$KERNEL7_PACKAGE $KERNEL7_VERSION $tmp/cache/sources/$(basename "$real")" || return 1
 	[ ! -e "$tmp/cache/apt" ] || { echo "apt was asked for a cached pin"; return 1; }
+}
+
+# The source alone is enough to build: its configuration, fetched when
+# asked, never moves the version.
+test_cached_source_without_config_needs_no_apt() {
+	[ -f "$real" ] || { echo "no 7.x source in the real cache"; return 1; }
+	fresh_cache "$real"
+	out=$(MLX_EXT_CACHE=$tmp/cache "$MLX_EXT_ROOT/scripts/kernel-source.sh" 2>"$tmp/err") || { cat "$tmp/err"; return 1; }
+	expect_eq "$out" "$KERNEL7_PACKAGE $KERNEL7_VERSION $tmp/cache/sources/$(basename "$real")" || return 1
+	[ ! -e "$tmp/cache/apt" ] || { echo "apt was asked for a cached pin"; return 1; }
+	fresh_cache "$realconfig"
+	out=$(MLX_EXT_CACHE=$tmp/cache "$MLX_EXT_ROOT/scripts/kernel-source.sh" config "$KERNEL7_PACKAGE" "$KERNEL7_VERSION" 2>"$tmp/err") ||
+		{ cat "$tmp/err"; return 1; }
+	expect_eq "$out" "$tmp/cache/sources/$(basename "$realconfig")" "the cached configuration" || return 1
+	[ ! -e "$tmp/cache/apt" ] || { echo "apt was asked for a cached configuration"; return 1; }
+	# A version the archive does not have is refused, not replaced.
+	out=$(MLX_EXT_CACHE=$tmp/cache "$MLX_EXT_ROOT/scripts/kernel-source.sh" config "$KERNEL7_PACKAGE" 7.3.0-0~gone 2>&1) &&
+		{ echo "accepted: $out"; return 1; }
+	echo "$out" | grep -q "apt-get download linux-config-7.3=7.3.0-0~gone failed" || { echo "$out"; return 1; }
 }
 
 test_gone_pin_takes_newest() {
@@ -46,6 +67,7 @@ test_gone_pin_takes_newest() {
 	read -r pkg version deb <<<"$out"
 	[[ $pkg == linux-source-7.* ]] || { echo "took '$pkg'"; return 1; }
 	[ "$version" != 7.3.0-0~gone ] && [ -s "$deb" ] || { echo "no .deb for '$out'"; return 1; }
+	fresh_cache "$real"
 	MLX_EXT_CACHE=$tmp/cache debian_config "$pkg" "$version" | grep -x 'CONFIG_RUST=y' >/dev/null ||
 		{ echo "no Debian configuration with CONFIG_RUST=y for $pkg $version"; return 1; }
 	# Not older than the pin, which the archive had when it was written.
@@ -53,4 +75,5 @@ test_gone_pin_takes_newest() {
 		{ echo "$version is older than the pin $KERNEL7_VERSION"; return 1; }
 }
 
-ktap_run test_cached_pin_needs_no_apt test_gone_pin_takes_newest
+ktap_run test_cached_pin_needs_no_apt test_cached_source_without_config_needs_no_apt \
+	test_gone_pin_takes_newest
