@@ -87,6 +87,9 @@ if [ -z "${MLX_EXT_GUEST_MODULES:-}" ]; then
 	fi
 fi
 depmod -b "$root" "$kver" || die "depmod failed for the guest's modules"
+# The kernel's configuration, for the tests of its debug options
+# (kernel_lacks, tests/vm/lib/common.sh).
+cp "$(ksrc "$kdir")/.config" "$root/kernel.config"
 # Compressed modules (.ko.xz, kernel/distro.config): loaded with kmod, as
 # distributions load them. busybox's modprobe first hands the compressed
 # file to finit_module(), which the kernel refuses with "Invalid ELF header

@@ -288,6 +288,10 @@ test_api_abi_and_fence() {
 # learnt (the driver accepted a compare-and-swap before: the refusal is
 # about the QP, not the opcode), and lockdep stays quiet.
 test_api_refusal_in_softirq_during_rename() {
+	if kernel_lacks PROVE_LOCKING; then
+		echo "the kernel has no lockdep (CONFIG_PROVE_LOCKING)"
+		return $KSFT_SKIP
+	fi
 	lockdep_live || { echo "lockdep was off before the test"; return 1; }
 	sim_new "5 cx4" || return 1
 	echo "1 1" >$SIMDBG/mlxsim5/refuse_atomics || return 1

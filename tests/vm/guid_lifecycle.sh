@@ -61,6 +61,10 @@ test_guid_removal_in_flight() {
 # (test_sysfs_lock_class_per_group) it would read as the dependency it is,
 # not as recursion.
 test_guid_switch_under_readers() {
+	if kernel_lacks PROVE_LOCKING; then
+		echo "the kernel has no lockdep (CONFIG_PROVE_LOCKING)"
+		return $KSFT_SKIP
+	fi
 	lockdep_live || { echo "lockdep was off before the test"; return 1; }
 	sim_new "351 cx3 1 2" || return 1
 	S=$IB/mlxsim351/mlx_ext/vf_guid_tables I=$IB/mlxsim351/iov

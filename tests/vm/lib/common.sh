@@ -25,6 +25,15 @@ lockdep_live() {
 	grep -qE '^ *debug_locks: +1$' /proc/lockdep_stats 2>/dev/null
 }
 
+# kernel_lacks NAME: true if the booted kernel was built without
+# CONFIG_NAME (its .config is /kernel.config, scripts/mkinitramfs.sh), so
+# that a test of a debug option skips on the 6.12 production-config kernel
+# (make check-6.12) and still fails on a debug kernel that lost it. False
+# when there is no /kernel.config: the test then runs.
+kernel_lacks() {
+	[ -f /kernel.config ] && ! grep -qx "CONFIG_$1=y" /kernel.config
+}
+
 # Prints the kernel log lines that match KERNEL_SPLAT.
 kernel_splats() {
 	dmesg | grep -E "$KERNEL_SPLAT"
