@@ -222,10 +222,7 @@ test_sample_with_a_wrong_crc() {
 	expect_eq "$(sample_versions "$badko" | grep '^mlx_ext_api_version ')" \
 		"$(symvers_versions "$bad/Module.symvers" mlx_ext_api_version)" "the wrong CRC, recorded" || return 1
 	if grep -q '^CONFIG_MODULE_SIG=y' "$config"; then
-		key=$(kconfig "$config" MODULE_SIG_KEY)
-		case "$key" in pkcs11:* | /*) ;; *) key=$kdir/$key ;; esac
-		"$kdir/scripts/sign-file" "$(kconfig "$config" MODULE_SIG_HASH)" "$key" \
-			"$kdir/certs/signing_key.x509" "$badko" || return 1
+		sign_module "$kdir" "$badko" || return 1
 	fi
 	cp "$badko" "$bad/"
 }

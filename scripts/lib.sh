@@ -212,6 +212,23 @@ debian_config() {
 		xz -dc
 }
 
+# sign_module KSRC KO...: signs each KO with the key kernel tree KSRC signs
+# its own modules with, as Kbuild's modules_install does (scripts/
+# Makefile.modinst: sign-file with CONFIG_MODULE_SIG_HASH and
+# CONFIG_MODULE_SIG_KEY, a PKCS#11 URI or an absolute path as it is, else
+# relative to the tree).
+sign_module() {
+	local ksrc=$1 hash key ko
+	shift
+	hash=$(kconfig "$ksrc/.config" MODULE_SIG_HASH)
+	key=$(kconfig "$ksrc/.config" MODULE_SIG_KEY)
+	case "$key" in pkcs11:* | /*) ;; *) key=$ksrc/$key ;; esac
+	for ko in "$@"; do
+		"$ksrc/scripts/sign-file" "$hash" "$key" "$ksrc/certs/signing_key.x509" "$ko" ||
+			{ echo "mlx_ext: cannot sign $ko with $key" >&2; return 1; }
+	done
+}
+
 kernel_key() { kernel_inputs | sha256sum | cut -c1-16; }
 kernel_dir() { echo "$MLX_EXT_CACHE/kernel-$MLX_EXT_KERNEL-$(kernel_key)"; }
 # The kernel tree inside a cached kernel directory, whatever its series.

@@ -71,19 +71,10 @@ if [ -z "${MLX_EXT_GUEST_MODULES:-}" ]; then
 	mkdir -p "$root/lib/modules/$kver/extra"
 	cp "$@" "$root/lib/modules/$kver/extra/"
 	# Installed modules of a kernel with CONFIG_MODULE_SIG_ALL (both of
-	# the harness's) are signed, as Kbuild's modules_install signs them
-	# (scripts/Makefile.modinst, sign-file with CONFIG_MODULE_SIG_KEY).
+	# the harness's) are signed, as Kbuild's modules_install signs them.
 	ksrc=$(ksrc "$kdir")
 	if grep -q '^CONFIG_MODULE_SIG_ALL=y' "$ksrc/.config"; then
-		hash=$(kconfig "$ksrc/.config" MODULE_SIG_HASH)
-		key=$(kconfig "$ksrc/.config" MODULE_SIG_KEY)
-		# As scripts/Makefile.modinst: a PKCS#11 URI or an absolute
-		# path as it is, else relative to the tree.
-		case "$key" in pkcs11:* | /*) ;; *) key=$ksrc/$key ;; esac
-		for ko in "$root/lib/modules/$kver/extra"/*.ko; do
-			"$ksrc/scripts/sign-file" "$hash" "$key" "$ksrc/certs/signing_key.x509" "$ko" ||
-				die "cannot sign $ko with $key"
-		done
+		sign_module "$ksrc" "$root/lib/modules/$kver/extra"/*.ko || die "cannot sign the guest's modules"
 	fi
 fi
 depmod -b "$root" "$kver" || die "depmod failed for the guest's modules"
