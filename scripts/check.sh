@@ -33,8 +33,9 @@ STEPS=(
 	"vm: the VM tests in QEMU on the debug kernel (7.x) | step_vm"
 	"kernel: the production-config kernel, 6.12 (kernel/production.config) | step_production_kernel"
 	"kernel: mlx_ext.ko built for 6.12 (GCC) with CLIPPY=1, no warnings allowed | step_module_612"
-	"install: make modules, modules_install, headers_install, module CRCs on the 7.x kernel | step_install"
-	"dkms: Debian's dkms on the 7.x kernel, then modprobe in the VM, signatures enforced | step_dkms"
+	"install: the 7.x kernel's headers as Arch, Ubuntu and Debian package them; refusals | step_layouts"
+	"install: make modules, modules_install, headers_install, CRCs against Arch's layout | step_install"
+	"dkms: Debian's dkms against Ubuntu's layout, then modprobe in the VM, signatures enforced | step_dkms"
 )
 
 cargo_timeout=${MLX_EXT_CARGO_TIMEOUT:-1800}
@@ -235,31 +236,104 @@ need_pkdir() {
 }
 
 # After the VM tests: these rebuild the modules in the tree as a user
-# would, against the 7.x kernel, whose module options are a distribution's.
+# would, against the 7.x kernel, whose module options are a distribution's,
+# packaged as distributions package their headers (scripts/headers-
+# layout.sh), with the toolchain a user of each has on PATH: Arch's rustc
+# is `rustc`; Ubuntu's is `rustc-X.Y` beside another default rustc (this
+# host's rustup one), which the build must find by itself. No RUSTC or
+# BINDGEN is passed.
+layouts=$MLX_EXT_BUILD/layouts
+step_layouts() {
+	local xy n=0 rc=0 out
+	need_kdir "headers layouts" || return 1
+	xy=$("$KRUSTC" --version | sed -n 's/^rustc \([0-9]*\.[0-9]*\)\..*/\1/p')
+	rm -rf "$layouts/bin-arch" "$layouts/bin-ubuntu"
+	mkdir -p "$layouts/bin-arch" "$layouts/bin-ubuntu"
+	ln -s "$KRUSTC" "$layouts/bin-arch/rustc"
+	ln -s "$KRUSTC" "$layouts/bin-ubuntu/rustc-$xy"
+	ln -s "$KBINDGEN" "$layouts/bin-arch/bindgen"
+	ln -s "$KBINDGEN" "$layouts/bin-ubuntu/bindgen"
+	echo "TAP version 13"
+	echo "1..6"
+	for l in arch ubuntu debian; do
+		n=$((n + 1))
+		if out=$("$MLX_EXT_ROOT/scripts/headers-layout.sh" "$l" "$(ksrc "$kdir")" "$layouts/$l" 2>&1); then
+			echo "ok $n $l's headers tree made: ${out#"$layouts/"}"
+		else
+			echo "$out" | sed 's/^/# /'
+			echo "not ok $n $l's headers tree made"; rc=1
+		fi
+	done
+	# refused N WHAT KDIR PATTERN: make modules KDIR stops before compiling,
+	# in one line matching PATTERN.
+	refused() {
+		out=$(PATH="$layouts/bin-ubuntu:$PATH" make -s -C "$MLX_EXT_ROOT" modules KDIR="$3" 2>&1 >/dev/null)
+		if [ "$(printf '%s\n' "$out" | grep -c '^mlx_ext: ')" = 1 ] &&
+			printf '%s\n' "$out" | grep -qE "$4" && ! printf '%s\n' "$out" | grep -q 'CC \|RUSTC '; then
+			echo "# $(printf '%s\n' "$out" | grep '^mlx_ext: ')"
+			echo "ok $1 $2"
+		else
+			echo "$out" | tail -n 20 | sed 's/^/# /'
+			echo "not ok $1 $2"; rc=1
+		fi
+	}
+	refused 4 "Debian's headers (Rust on, no Rust build products) refused in one line" \
+		"$layouts/debian/usr/src/linux-headers-$(cat "$(ksrc "$kdir")/include/config/kernel.release")" \
+		"no rust/libkernel.rmeta"
+	# Ubuntu's headers without linux-lib-rust: the rust link dangles.
+	local hdr lib
+	hdr=$(ls -d "$layouts"/ubuntu/usr/src/linux-headers-*) lib=${hdr/linux-headers-/linux-lib-rust-}
+	mv "$lib" "$lib.away"
+	refused 5 "Ubuntu's headers without linux-lib-rust refused in one line" "$hdr" \
+		"rust is a link to .*apt install linux-lib-rust-"
+	mv "$lib.away" "$lib"
+	# Ubuntu's HWE kernels: the rust link names another directory than the
+	# one linux-lib-rust-<release> installs (KERNELS.md); the build finds
+	# that one by the release and passes it to rustc (KRUSTFLAGS=-L).
+	ln -sfn "../linux-hwe-x-lib-rust-${hdr##*/linux-headers-}/rust" "$hdr/rust"
+	if out=$(PATH="$layouts/bin-ubuntu:$PATH" MLX_EXT_SYSROOT="$layouts/ubuntu" \
+		make -C "$MLX_EXT_ROOT" modules KDIR="$hdr" 2>&1) &&
+		printf '%s\n' "$out" | grep -q "KRUSTFLAGS=-L $lib/rust " && [ -f "$MLX_EXT_ROOT/mlx_ext.ko" ]; then
+		echo "ok 6 Ubuntu's headers with the rust link elsewhere build against linux-lib-rust-<release>"
+	else
+		echo "$out" | tail -n 20 | sed 's/^/# /'
+		echo "not ok 6 Ubuntu's headers with the rust link elsewhere build against linux-lib-rust-<release>"
+		rc=1
+	fi
+	ln -sfn "../${lib##*/}/rust" "$hdr/rust"
+	return $rc
+}
+
 step_install() {
 	need_kdir "install" || return 1
-	timeout -k 10 "${MLX_EXT_MODULE_TIMEOUT:-900}" "$MLX_EXT_ROOT/scripts/install-check.sh" \
-		"$(ksrc "$kdir")" "$MLX_EXT_BUILD/stage"
+	if [ ! -d "$layouts/arch" ]; then
+		printf 'TAP version 13\n1..1\nnot ok 1 install # no Arch layout: see the layouts step\n'
+		return 1
+	fi
+	PATH="$layouts/bin-arch:$PATH" timeout -k 10 "${MLX_EXT_MODULE_TIMEOUT:-900}" \
+		"$MLX_EXT_ROOT/scripts/install-check.sh" "$(ls -d "$layouts"/arch/usr/lib/modules/*/build)" \
+		"$MLX_EXT_BUILD/stage" "$(ksrc "$kdir")"
 }
 
 step_dkms() {
 	local extra=$MLX_EXT_BUILD/dkms-extra rc
 	need_kdir "dkms" || return 1
-	timeout -k 10 "${MLX_EXT_MODULE_TIMEOUT:-900}" "$MLX_EXT_ROOT/scripts/dkms-check.sh" "$kdir"
+	PATH="$layouts/bin-ubuntu:$PATH" timeout -k 10 "${MLX_EXT_MODULE_TIMEOUT:-900}" \
+		"$MLX_EXT_ROOT/scripts/dkms-check.sh" "$kdir" "$(ls -d "$layouts"/ubuntu/usr/src/linux-headers-*)"
 	rc=$?
 	rm -rf "$extra"
 	mkdir -p "$extra/unsigned" && cp VERSION "$extra/"
-	# The sample as built, before modules_install signed its installed copy.
-	cp "$MLX_EXT_BUILD/stage/mlx_ext_caps/mlx_ext_caps.ko" "$extra/unsigned/" 2>/dev/null
+	# The sample as built, before it was signed.
+	cp "$MLX_EXT_BUILD/stage/mlx_ext_caps/unsigned/mlx_ext_caps.ko" "$extra/unsigned/" 2>/dev/null
 	# The sample built against a wrong CRC of mlx_ext's (install-check.sh),
 	# which a kernel with module versions must refuse.
 	kconfig "$(ksrc "$kdir")/.config" MODVERSIONS >"$extra/modversions"
 	if [ -f "$MLX_EXT_BUILD/stage/badcrc/mlx_ext_caps.ko" ]; then
 		mkdir -p "$extra/badcrc" && cp "$MLX_EXT_BUILD/stage/badcrc/mlx_ext_caps.ko" "$extra/badcrc/"
 	fi
-	[ -d "$MLX_EXT_BUILD/dkms/lib/modules" ] || return $rc
+	[ -d "$MLX_EXT_BUILD/dkms/boot/lib/modules" ] || return $rc
 	# Signatures enforced, as lockdown enforces them under Secure Boot.
-	MLX_EXT_GUEST_MODULES=$MLX_EXT_BUILD/dkms/lib/modules \
+	MLX_EXT_GUEST_MODULES=$MLX_EXT_BUILD/dkms/boot/lib/modules \
 		MLX_EXT_VM_APPEND="module.sig_enforce=1${MLX_EXT_VM_APPEND:+ $MLX_EXT_VM_APPEND}" \
 		"$MLX_EXT_ROOT/scripts/vm-run.sh" tests/install/dkms.sh "$kdir" "$extra" || rc=1
 	return $rc

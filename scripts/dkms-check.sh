@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# dkms-check.sh KERNEL_DIR: mlx_ext through Debian's real dkms, as a user
-# installs it, against the cached 7.x kernel KERNEL_DIR (make
-# check runs it), all in a staging area (build/dkms: dkms's --sourcetree,
-# --dkmstree and --installtree; nothing outside the tree is written):
+# dkms-check.sh KERNEL_DIR HEADERS: mlx_ext through Debian's real dkms, as
+# a user installs it, for the cached 7.x kernel KERNEL_DIR against its
+# headers tree HEADERS (make check passes it packaged as Ubuntu's: the
+# Rust build products in linux-lib-rust, behind the rust link;
+# scripts/headers-layout.sh), with the toolchain found on PATH, all in a
+# staging area (build/dkms: dkms's --sourcetree, --dkmstree and
+# --installtree, DESTDIR; nothing outside the tree is written):
 #   - the committed sources and dkms.conf as /usr/src/mlx_ext-<VERSION>;
 #   - dkms add, build (--kernelsourcedir), install (--no-depmod: dkms's own
 #     depmod ignores --installtree; depmod -b runs instead) into a copy of
 #     the kernel's installed modules;
+#   - what a ULP builds against installed for that kernel by dkms.conf's
+#     POST_BUILD, and taken away by its POST_REMOVE at dkms remove (the
+#     guest boots a snapshot taken before);
 #   - signed by dkms with the key a user names in /etc/dkms/framework.conf
 #     (sign_file, mok_signing_key, mok_certificate; dkms 3.0.10 reads them
 #     from its environment the same way, prepare_signing()). With Secure
@@ -27,13 +33,17 @@ source "$(dirname "$0")/lib.sh"
 set +e
 . "$MLX_EXT_ROOT/tests/vm/lib/ktap.sh"
 
-[ $# = 1 ] || { echo "usage: dkms-check.sh KERNEL_DIR" >&2; exit 2; }
-kdir=$1
+[ $# = 2 ] || { echo "usage: dkms-check.sh KERNEL_DIR HEADERS" >&2; exit 2; }
+kdir=$1 hdrs=$2
 ksrc=$(ksrc "$kdir")
 st=$MLX_EXT_BUILD/dkms
 version=$(cat "$MLX_EXT_ROOT/VERSION")
 kver=$(ls "$kdir/modinst/lib/modules")
-export RUSTC=$KRUSTC BINDGEN=$KBINDGEN
+unset RUSTC BINDGEN
+# Where POST_BUILD installs what a ULP builds against.
+export DESTDIR=$st/root
+ulpdir=$DESTDIR/usr/src/mlx_ext/$(uname -m)/$kver
+# The kernel's build key stands for the user's MOK (below).
 if grep -q '^CONFIG_MODULE_SIG=y' "$ksrc/.config"; then
 	export sign_file=$ksrc/scripts/sign-file mok_signing_key=$ksrc/certs/signing_key.pem \
 		mok_certificate=$ksrc/certs/signing_key.x509
@@ -54,9 +64,13 @@ test_dkms_add_build_install() {
 	cp -a "$kdir/modinst/lib/modules/$kver" "$st/lib/modules/"
 	rm -f "$st/lib/modules/$kver/build" "$st/lib/modules/$kver/source"
 	dk add -m mlx_ext -v "$version" >"$st/log" 2>&1 || { cat "$st/log"; return 1; }
-	dk build -m mlx_ext -v "$version" -k "$kver" --kernelsourcedir "$ksrc" >"$st/log" 2>&1 ||
+	dk build -m mlx_ext -v "$version" -k "$kver" --kernelsourcedir "$hdrs" >"$st/log" 2>&1 ||
 		{ tail -n 30 "$st/log"; cat "$st/tree/mlx_ext/$version/build/make.log" 2>/dev/null | tail -n 30; return 1; }
-	dk install --no-depmod -m mlx_ext -v "$version" -k "$kver" --kernelsourcedir "$ksrc" \
+	# Built with the kernel's rustc, found by itself (no RUSTC is set).
+	used=$(sed -n 's/.* RUSTC=\([^ ]*\) .*/\1/p' "$st/tree/mlx_ext/$version/build/make.log" | head -n1)
+	expect_eq "$("${used:-false}" --version 2>&1)" "$(kconfig "$hdrs/.config" RUSTC_VERSION_TEXT)" \
+		"the version of the rustc dkms built with ($used)" || return 1
+	dk install --no-depmod -m mlx_ext -v "$version" -k "$kver" --kernelsourcedir "$hdrs" \
 		--installtree "$st/lib/modules" >"$st/log" 2>&1 || { tail -n 30 "$st/log"; return 1; }
 	# A ULP package's module beside it: the sample, as install-check.sh
 	# built it against the installed headers (when it ran first).
@@ -107,5 +121,33 @@ test_dkms_skips_a_kernel_without_rust() {
 	grep -q "BUILD_EXCLUSIVE" "$st/log" || { cat "$st/log"; return 1; }
 }
 
+# POST_BUILD installed, for this kernel, what `make headers_install` does:
+# the header and the exports of the mlx_ext.ko dkms built, with its CRCs.
+test_dkms_headers_for_ulps() {
+	built=$st/tree/mlx_ext/$version/$kver/$(uname -m)/module/mlx_ext.ko
+	expect_eq "$(cd "$ulpdir" 2>/dev/null && find . -type f | sort | tr '\n' ' ')" \
+		"./Module.symvers ./include/mlx_ext/mlx_ext.h ./include/mlx_ext/version.h " "files" || return 1
+	cmp "$MLX_EXT_ROOT/include/mlx_ext/mlx_ext.h" "$ulpdir/include/mlx_ext/mlx_ext.h" || return 1
+	expect_eq "$(cut -f2 "$ulpdir/Module.symvers" | sort | tr '\n' ' ')" \
+		"$(nm "$built" 2>/dev/null |
+			sed -n 's/.* __ksymtab_\(mlx_ext_.*\)/\1/p' | sort | tr '\n' ' ')" \
+		"the exports of the mlx_ext.ko dkms built" || return 1
+	if [ "$(kconfig "$ksrc/.config" MODVERSIONS)" = y ]; then
+		awk -F'\t' '$1 == "0x00000000" { print "no CRC: " $2; bad = 1 } END { exit bad }' \
+			"$ulpdir/Module.symvers" || return 1
+	fi
+}
+
+# dkms remove takes them away again (POST_REMOVE); the guest boots what
+# was installed before (a snapshot of hard links).
+test_dkms_remove() {
+	rm -rf "$st/boot" && mkdir -p "$st/boot" && cp -al "$st/lib" "$st/boot/" || return 1
+	dk remove -m mlx_ext -v "$version" -k "$kver" --installtree "$st/lib/modules" >"$st/log" 2>&1 ||
+		{ tail -n 30 "$st/log"; return 1; }
+	[ ! -e "$ulpdir" ] || { echo "$ulpdir left after dkms remove"; return 1; }
+	[ ! -e "$st/lib/modules/$kver/updates/dkms/mlx_ext.ko" ] || { echo "mlx_ext.ko left"; return 1; }
+	[ -f "$st/boot/lib/modules/$kver/updates/dkms/mlx_ext.ko" ]
+}
+
 ktap_run test_dkms_conf_version test_dkms_add_build_install test_dkms_signed \
-	test_dkms_skips_a_kernel_without_rust
+	test_dkms_headers_for_ulps test_dkms_skips_a_kernel_without_rust test_dkms_remove

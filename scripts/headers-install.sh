@@ -16,11 +16,24 @@
 #   KBUILD_EXTRA_SYMBOLS := /usr/src/mlx_ext/<arch>/<release>/Module.symvers
 #   ccflags-y += -I/usr/src/mlx_ext/<arch>/<release>/include
 #
-# Prints the directory it installed into.
+# Prints the directory it installed into. DKMS runs it after each build
+# (dkms.conf's POST_BUILD), so that a ULP's own DKMS package finds
+# Module.symvers for every kernel mlx_ext is built for; and
+# `headers-install.sh --remove RELEASE` after each removal (POST_REMOVE).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+usage() { echo "usage: headers-install.sh KDIR | --remove RELEASE" >&2; exit 2; }
 
-[ $# = 1 ] || { echo "usage: headers-install.sh KDIR" >&2; exit 2; }
+[ $# = 1 ] || [ $# = 2 ] || usage
+if [ "$1" = --remove ]; then
+	[ $# = 2 ] || usage
+	case "$2" in "" | */* | . | ..) echo "mlx_ext: bad kernel release '$2'" >&2; exit 1 ;; esac
+	top=${DESTDIR:-}/usr/src/mlx_ext
+	rm -rf "$top/$(uname -m)/$2"
+	rmdir "$top/$(uname -m)" "$top" 2>/dev/null || true
+	exit 0
+fi
+[ $# = 1 ] || usage
 kdir=$1
 release=$(cat "$kdir/include/config/kernel.release" 2>/dev/null) ||
 	{ echo "mlx_ext: $kdir has no include/config/kernel.release" >&2; exit 1; }

@@ -1,29 +1,34 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# install-check.sh KDIR STAGE: what a user with their own kernel does, run
-# against kernel build tree KDIR (make check passes the 7.x kernel's, whose
-# module options are a distribution's) into the staging root STAGE: `make
+# install-check.sh KDIR STAGE [SIGNING_TREE]: what a user with their own
+# kernel does, run against the kernel tree KDIR (make check passes the 7.x
+# kernel, whose module options are a distribution's, packaged as Arch's
+# linux-headers: scripts/headers-layout.sh) with the toolchain found on
+# PATH, as a user runs it, into the staging root STAGE: `make
 # modules KDIR=...` then `make modules_install KDIR=...
 # INSTALL_MOD_PATH=STAGE`; checks that mlx_ext and
 # mlx_ext_sim (and not the test ULP) are in lib/modules/<release>/updates/,
 # compressed as the kernel's own modules are, signed with the kernel's key
 # when it signs its own (CONFIG_MODULE_SIG_ALL), indexed by depmod, with
-# the tree's VERSION in modinfo; then `make headers_install DESTDIR=STAGE`
+# the tree's VERSION in modinfo (a headers package has no signing key: the
+# modules are left unsigned, as a user's are until DKMS signs them); then
+# `make headers_install DESTDIR=STAGE`
 # and the sample ULPs (samples/), copied out of the tree, built against the
 # installed files only and installed by Kbuild's modules_install into
 # updates/sample (scripts/dkms-check.sh boots them). On a kernel with
 # CONFIG_MODVERSIONS (the 7.x one: gendwarfksyms, as Ubuntu 26.04), every
 # export has a CRC, computed from the header's prototypes, and the samples
 # carry those CRCs; a sample built against a wrong CRC is kept, signed, in
-# STAGE/badcrc for the guest to refuse (tests/install/dkms.sh).
-# Prints KTAP.
+# STAGE/badcrc for the guest to refuse (tests/install/dkms.sh). The samples
+# are signed with SIGNING_TREE's key where KDIR has none, as a ULP's DKMS
+# package signs them with a MOK: the guest enforces signatures. Prints KTAP.
 source "$(dirname "$0")/lib.sh"
 set +e
 . "$MLX_EXT_ROOT/tests/vm/lib/ktap.sh"
 
-[ $# = 2 ] || { echo "usage: install-check.sh KDIR STAGE" >&2; exit 2; }
+[ $# = 2 ] || [ $# = 3 ] || { echo "usage: install-check.sh KDIR STAGE [SIGNING_TREE]" >&2; exit 2; }
 # Absolute: Kbuild runs in KDIR, where a relative INSTALL_MOD_PATH would land.
-kdir=$1 stage=$(realpath -m "$2")
+kdir=$1 stage=$(realpath -m "$2") signer=${3:-$1}
 release=$(cat "$kdir/include/config/kernel.release")
 moddir=$stage/lib/modules/$release/updates
 config=$kdir/.config
@@ -35,8 +40,8 @@ if grep -q '^CONFIG_MODULE_COMPRESS_ALL=y' "$config"; then
 	grep -q '^CONFIG_MODULE_COMPRESS_XZ=y' "$config" && ko=.ko.xz
 	grep -q '^CONFIG_MODULE_COMPRESS_ZSTD=y' "$config" && ko=.ko.zst
 fi
-# The toolchain the kernel was built with, as a user would pass it.
-export RUSTC=$KRUSTC BINDGEN=$KBINDGEN
+# The toolchain is what scripts/kernel-checks.sh finds on PATH.
+unset RUSTC BINDGEN
 
 test_make_modules() {
 	make -s -C "$MLX_EXT_ROOT" modules KDIR="$kdir" >"$stage.modules.log" 2>&1 ||
@@ -72,6 +77,13 @@ test_modinfo_version() {
 test_modules_signed_with_the_kernels_key() {
 	if ! grep -q '^CONFIG_MODULE_SIG_ALL=y' "$config"; then
 		echo "$kdir does not sign its modules (no CONFIG_MODULE_SIG_ALL)"
+		return "$KSFT_SKIP"
+	fi
+	if [ ! -f "$kdir/certs/signing_key.x509" ]; then
+		echo "$kdir has no signing key, as distributions' headers have none (DKMS signs: dkms-check.sh)"
+		for m in mlx_ext mlx_ext_sim; do
+			[ -z "$(modinfo -F sig_key "$moddir/$m$ko")" ] || { echo "$m signed"; return 1; }
+		done
 		return "$KSFT_SKIP"
 	fi
 	keyid=$(signer_id "$kdir/certs/signing_key.x509")
@@ -155,7 +167,7 @@ symvers_versions() {
 # with Kbuild against the mlx_ext files in MLX_EXT_DIR, with no warning.
 # Sets vars, the make variables of the build.
 sample_build() {
-	vars=(M="$1" MLX_EXT_DIR="$2" RUSTC="$RUSTC" BINDGEN="$BINDGEN")
+	vars=(M="$1" MLX_EXT_DIR="$2")
 	if grep -q '^CONFIG_CC_IS_CLANG=y' "$config"; then
 		# The clang of the kernel's major version, as scripts/modules.sh.
 		major=$(($(kconfig "$config" CLANG_VERSION) / 10000))
@@ -185,6 +197,12 @@ sample_install() {
 	for dep in "$@"; do
 		case ",$deps," in *,"$dep",*) ;; *) echo "no $dep"; return 1 ;; esac
 	done
+	# As built, unsigned, for the guest to refuse (check.sh's step_dkms).
+	mkdir -p "$src/unsigned" && cp "$src/$name.ko" "$src/unsigned/"
+	# A headers package has no key: the ULP's package signs it (a MOK).
+	if grep -q '^CONFIG_MODULE_SIG=y' "$config" && [ ! -f "$kdir/certs/signing_key.x509" ]; then
+		sign_module "$signer" "$src/$name.ko" || return 1
+	fi
 	make -C "$kdir" "${vars[@]}" INSTALL_MOD_PATH="$stage" INSTALL_MOD_DIR=updates/sample \
 		modules_install >"$stage.log" 2>&1 || { tail -n 30 "$stage.log"; return 1; }
 	[ -f "$stage/lib/modules/$release/updates/sample/$name$ko" ] ||
@@ -222,7 +240,7 @@ test_sample_with_a_wrong_crc() {
 	expect_eq "$(sample_versions "$badko" | grep '^mlx_ext_api_version ')" \
 		"$(symvers_versions "$bad/Module.symvers" mlx_ext_api_version)" "the wrong CRC, recorded" || return 1
 	if grep -q '^CONFIG_MODULE_SIG=y' "$config"; then
-		sign_module "$kdir" "$badko" || return 1
+		sign_module "$signer" "$badko" || return 1
 	fi
 	cp "$badko" "$bad/"
 }

@@ -8,8 +8,9 @@
 # kernel). Before compiling it runs scripts/kernel-checks.sh, which stops
 # with one line if the tree or the toolchain cannot build mlx_ext.
 #
-# Environment: RUSTC, BINDGEN (default: rustc and bindgen on PATH; they
-# must be the ones the kernel was built with), INSTALL_MOD_PATH (a staging
+# Environment: RUSTC, BINDGEN (default: what kernel-checks.sh finds: the
+# rustc the kernel was built with, under its own or its versioned name, and
+# a bindgen recent enough), INSTALL_MOD_PATH (a staging
 # root, default /), INSTALL_MOD_DIR (default updates), as Kbuild takes
 # them. modules_install is Kbuild's: it signs the modules when the kernel
 # has CONFIG_MODULE_SIG_ALL and its key (certs/signing_key.pem), and runs
@@ -24,9 +25,17 @@ rustc=${RUSTC:-rustc}
 bindgen=${BINDGEN:-bindgen}
 
 if [ "$target" != clean ]; then
-	RUSTC=$rustc BINDGEN=$bindgen "$root/scripts/kernel-checks.sh" "$kdir"
+	tools=$("$root/scripts/kernel-checks.sh" "$kdir")
+	rustc=$(sed -n 's/^RUSTC=//p' <<<"$tools")
+	bindgen=$(sed -n 's/^BINDGEN=//p' <<<"$tools")
+	rustlib=$(sed -n 's/^RUST_LIB=//p' <<<"$tools")
 fi
 vars=("M=$root" "RUSTC=$rustc" "BINDGEN=$bindgen" MLX_EXT_NO_TESTS=y)
+# The kernel crate found outside the tree (Ubuntu's lib-rust package behind
+# a broken link): rustc searches there too (KRUSTFLAGS, Makefile:1245 in 7.3).
+if [ -n "${rustlib:-}" ] && [ "$rustlib" != "$kdir/rust" ]; then
+	vars+=("KRUSTFLAGS=-L $rustlib" "MLX_EXT_RUST_LIB=$rustlib")
+fi
 # The C side is compiled by the compiler the kernel was built with: for a
 # clang kernel, the clang of its major version (LLVM=-NN) where it is
 # installed under that name, else the default one. CC and LD are named too:

@@ -5,8 +5,11 @@
 # mlx_ext's copy (mlx_ext_bindgen_skip_c_flags), for each kernel source
 # the harness builds (6.12 and the 7.x of scripts/kernel-source.sh). The
 # compilers of Ubuntu and Arch (GCC 15, 16) emit flags that GCC 12 here
-# never does, so a missing one would only fail on their kernels. Prints
-# KTAP.
+# never does, so a missing one would only fail on their kernels. And the
+# kernel's rust/bindgen_parameters, which mlx_ext carries in its own
+# (rust/ib/bindgen_parameters) because a headers package need not have it:
+# every line of each tested kernel's is there, but pin-init's
+# --with-derive-custom-* (Kbuild says why). Prints KTAP.
 source "$(dirname "$0")/../../scripts/lib.sh"
 set +e
 . "$MLX_EXT_ROOT/tests/vm/lib/ktap.sh"
@@ -32,16 +35,46 @@ covered() {
 	echo "$(wc -l <"$tmp/kernel") flags, all filtered"
 }
 
+# carried PARAMETERS_FILE: every line of the kernel's bindgen_parameters
+# in ours, patterns compared without their quotes.
+carried() {
+	local missing
+	grep -Ev '^#|^$|^--with-derive-custom' "$1" >"$tmp/kparams"
+	[ -s "$tmp/kparams" ] || { echo "no parameters in $1"; return 1; }
+	grep -Ev '^#|^$' "$MLX_EXT_ROOT/rust/ib/bindgen_parameters" | sed "s/ '\(.*\)'$/ \1/" >"$tmp/ours"
+	missing=$(grep -vxF -f "$tmp/ours" "$tmp/kparams")
+	[ -z "$missing" ] || { echo "not in rust/ib/bindgen_parameters: $(echo $missing)"; return 1; }
+	echo "$(wc -l <"$tmp/kparams") parameters, all carried"
+}
+
+unpack_612() {
+	[ -d "$tmp/linux-source-6.12" ] ||
+		tar -xJf "$KERNEL612_TAR" -C "$tmp" --wildcards '*/rust/Makefile' '*/rust/bindgen_parameters'
+}
+unpack_7() {
+	read -r pkg _ deb < <("$MLX_EXT_ROOT/scripts/kernel-source.sh" 2>/dev/null) || { echo "no 7.x source"; return 1; }
+	[ -d "$tmp/$pkg" ] || dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$pkg.tar.xz" |
+		tar -xJ -C "$tmp" --wildcards '*/rust/Makefile' '*/rust/bindgen_parameters'
+}
+
 test_kernel_612() {
-	tar -xJf "$KERNEL612_TAR" -C "$tmp" --wildcards '*/rust/Makefile' || return 1
+	unpack_612 || return 1
 	covered "$tmp"/linux-source-6.12/rust/Makefile
 }
 
 test_kernel_7() {
-	read -r pkg _ deb < <("$MLX_EXT_ROOT/scripts/kernel-source.sh" 2>/dev/null) || { echo "no 7.x source"; return 1; }
-	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$pkg.tar.xz" |
-		tar -xJ -C "$tmp" --wildcards '*/rust/Makefile' || return 1
+	unpack_7 || return 1
 	covered "$tmp/$pkg/rust/Makefile"
 }
 
-ktap_run test_kernel_612 test_kernel_7
+test_parameters_612() {
+	unpack_612 || return 1
+	carried "$tmp"/linux-source-6.12/rust/bindgen_parameters
+}
+
+test_parameters_7() {
+	unpack_7 || return 1
+	carried "$tmp/$pkg/rust/bindgen_parameters"
+}
+
+ktap_run test_kernel_612 test_kernel_7 test_parameters_612 test_parameters_7

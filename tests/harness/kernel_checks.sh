@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Host tests of scripts/kernel-checks.sh, which `make modules KDIR=...` runs
-# before it compiles: a fake kernel tree that has everything passes, and a
-# tree lacking each thing in turn (CONFIG_RUST, CONFIG_INFINIBAND, the Rust
-# build products, the rustc and bindgen it was built with, rust-src) is
-# refused with one line naming it. Fake rustc and bindgen scripts stand in
-# for the toolchain. Prints KTAP.
+# before it compiles: a fake kernel tree that has everything passes and
+# names the rustc and bindgen to use, found under their plain or versioned
+# names; a tree or host lacking each thing in turn is refused with one
+# line naming it (no CONFIG_RUST, no CONFIG_INFINIBAND, Debian's headers
+# without Rust build products, Ubuntu's rust link to a lib-rust package not
+# installed, no target.json, another rustc, an old bindgen or libclang, an
+# MLNX_OFED RDMA core); what an out-of-tree build does not read (rust-src,
+# the kernel's exact bindgen) is not asked for. Fake rustc and bindgen
+# scripts, first on PATH, stand in for the toolchain; the versions are
+# ones no host has. Prints KTAP.
 source "$(dirname "$0")/../../scripts/lib.sh"
 set +e
 . "$MLX_EXT_ROOT/tests/vm/lib/ktap.sh"
@@ -13,60 +18,108 @@ set +e
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 checks=$MLX_EXT_ROOT/scripts/kernel-checks.sh
+rustc_text="rustc 1.42.7 (a1b2c3d4e 2020-01-01)"
+export PATH=$tmp/bin:$PATH
+unset RUSTC BINDGEN
 
-# A fake toolchain: rustc VERSION with a sysroot that has rust-src, and
-# bindgen VERSION.
-fake_tools() {
-	mkdir -p "$tmp/bin" "$tmp/sysroot/lib/rustlib/src/rust/library/core/src"
-	touch "$tmp/sysroot/lib/rustlib/src/rust/library/core/src/lib.rs"
-	cat >"$tmp/bin/rustc" <<EOF
+# fake_rustc NAME VERSION_TEXT: a rustc called NAME in the fake bin dir.
+fake_rustc() {
+	printf '#!/bin/sh\n[ "$1" = --version ] && echo "%s"\n' "$2" >"$tmp/bin/$1"
+	chmod +x "$tmp/bin/$1"
+}
+# fake_bindgen NAME VERSION LIBCLANG: a bindgen whose libclang is LIBCLANG
+# (none: it cannot load one), as the kernel's header makes it say.
+fake_bindgen() {
+	cat >"$tmp/bin/$1" <<EOS
 #!/bin/sh
-case "\$1" in
---version) echo "rustc 1.96.0 (ac68faa20 2026-05-25)" ;;
---print) echo "$tmp/sysroot" ;;
-esac
-EOF
-	printf '#!/bin/sh\necho "bindgen 0.73.2"\n' >"$tmp/bin/bindgen"
-	chmod +x "$tmp/bin/rustc" "$tmp/bin/bindgen"
+[ "\$1" = --version ] && { echo "bindgen $2"; exit 0; }
+[ "$3" = none ] && { echo "error: Unable to find libclang" >&2; exit 1; }
+echo "\$1:8:9: warning: clang version $3 (fake) [-W#pragma-messages]" >&2
+EOS
+	chmod +x "$tmp/bin/$1"
+}
+fake_tools() {
+	rm -rf "$tmp/bin"
+	mkdir -p "$tmp/bin"
+	fake_rustc rustc "$rustc_text"
+	fake_bindgen bindgen 0.71.1 19.1.7
 }
 
-# A fake kernel tree with everything mlx_ext needs.
+# A fake kernel tree with everything mlx_ext needs, and an empty host root.
 fake_tree() {
-	rm -rf "$tmp/k"
-	mkdir -p "$tmp/k/rust"
-	touch "$tmp/k/Makefile" "$tmp/k/rust/libkernel.rmeta" "$tmp/k/rust/libmacros.so"
-	cat >"$tmp/k/.config" <<'EOF'
+	rm -rf "$tmp/k" "$tmp/root"
+	mkdir -p "$tmp/k/rust" "$tmp/k/include/config" "$tmp/k/include/generated" "$tmp/k/scripts" \
+		"$tmp/root/lib/modules/7.0.0-15-generic/kernel/drivers/infiniband/core"
+	touch "$tmp/k/Makefile" "$tmp/k/rust/libkernel.rmeta" "$tmp/k/rust/libmacros.so" \
+		"$tmp/k/include/generated/rustc_cfg" "$tmp/k/scripts/target.json" \
+		"$tmp/root/lib/modules/7.0.0-15-generic/kernel/drivers/infiniband/core/ib_core.ko.zst"
+	echo 7.0.0-15-generic >"$tmp/k/include/config/kernel.release"
+	cat >"$tmp/k/.config" <<EOS
 CONFIG_RUST=y
 CONFIG_INFINIBAND=m
-CONFIG_RUSTC_VERSION_TEXT="rustc 1.96.0 (ac68faa20 2026-05-25)"
-CONFIG_BINDGEN_VERSION_TEXT="bindgen 0.73.2"
-EOF
+CONFIG_RUSTC_VERSION_TEXT="$rustc_text"
+CONFIG_BINDGEN_VERSION_TEXT="bindgen 0.72.0"
+EOS
 }
 
-# run: the checks on the fake tree with the fake tools; their stderr.
+# run: the checks on the fake tree and host root; stdout and stderr.
 run() {
-	RUSTC=$tmp/bin/rustc BINDGEN=$tmp/bin/bindgen "$checks" "$tmp/k" 2>&1
+	MLX_EXT_SYSROOT=$tmp/root "$checks" "$tmp/k" 2>&1
 }
 
 # refused WHAT PATTERN: the checks fail with one line matching PATTERN.
 refused() {
 	out=$(run)
 	rc=$?
-	[ $rc != 0 ] || { echo "$1: accepted"; return 1; }
+	[ $rc != 0 ] || { echo "$1: accepted: $out"; return 1; }
 	expect_eq "$(printf '%s\n' "$out" | wc -l)" 1 "$1: lines" || { echo "$out"; return 1; }
 	printf '%s\n' "$out" | grep -qE "$2" || { echo "$1: '$out' does not say /$2/"; return 1; }
 	echo "$1: $out"
 }
 
+# chooses RUSTC BINDGEN: the checks pass and name these.
+chooses() {
+	out=$(run) || { echo "refused: $out"; return 1; }
+	expect_eq "$out" "RUSTC=$1
+BINDGEN=$2
+RUST_LIB=${3:-$tmp/k/rust}" "output"
+}
+
 test_complete_tree_passes() {
 	fake_tools
 	fake_tree
-	out=$(run) || { echo "refused: $out"; return 1; }
-	expect_eq "$out" "" "output"
+	chooses "$tmp/bin/rustc" "$tmp/bin/bindgen"
+}
+
+# Ubuntu: the default rustc is another one; the kernel's is rustc-X.Y.
+test_versioned_rustc_found() {
+	fake_tools
+	fake_tree
+	fake_rustc rustc "rustc 1.41.0 (0123456ab 2019-12-01)"
+	fake_rustc rustc-1.42 "$rustc_text"
+	chooses "$tmp/bin/rustc-1.42" "$tmp/bin/bindgen"
+}
+
+# The kernel's bindgen is not asked for: a newer one builds the bindings.
+test_other_bindgen_accepted() {
+	fake_tools
+	fake_tree
+	fake_bindgen bindgen 0.73.2 22.1.0
+	chooses "$tmp/bin/rustc" "$tmp/bin/bindgen"
+}
+
+# Nor rust-src: the module's rustc runs with --sysroot=/dev/null (the fake
+# rustc has no sysroot at all).
+test_no_rust_src_accepted() {
+	fake_tools
+	fake_tree
+	[ ! -e "$tmp/bin/lib" ] || return 1
+	chooses "$tmp/bin/rustc" "$tmp/bin/bindgen"
 }
 
 test_no_tree() {
 	fake_tools
+	fake_tree
 	rm -rf "$tmp/k"
 	refused "no directory" "no such directory"
 }
@@ -75,7 +128,7 @@ test_unconfigured_tree() {
 	fake_tools
 	fake_tree
 	rm "$tmp/k/.config"
-	refused "no .config" "not a configured kernel build tree"
+	refused "no .config" "not a configured kernel tree"
 }
 
 test_no_config_rust() {
@@ -92,34 +145,95 @@ test_no_config_infiniband() {
 	refused "no CONFIG_INFINIBAND" "without CONFIG_INFINIBAND"
 }
 
-test_no_rust_artifacts() {
+# Debian 7.x: Rust on, its headers without the Rust build products.
+test_debian_headers_without_rust() {
 	fake_tools
 	fake_tree
-	rm "$tmp/k/rust/libkernel.rmeta"
-	refused "headers-only tree" "no rust/libkernel.rmeta.*install-extmod-build"
+	rm -r "$tmp/k/rust"
+	refused "Debian's headers" "no rust/libkernel.rmeta: .*Debian's linux-headers.*linux-lib-rust-7.0.0-15-generic"
 }
 
-test_other_rustc() {
+# Ubuntu: the headers' rust link, and its lib-rust package not installed.
+test_ubuntu_rust_link_dangles() {
 	fake_tools
 	fake_tree
-	sed -i 's/1.96.0 (ac68faa20/1.95.0 (59807616e/' "$tmp/k/.config"
-	refused "another rustc" "rustc is 'rustc 1.96.0.*built with 'rustc 1.95.0"
+	rm -r "$tmp/k/rust"
+	ln -s ../linux-lib-rust-7.0.0-15-generic/rust "$tmp/k/rust"
+	refused "dangling rust link" "rust is a link to .*does not exist.*apt install linux-lib-rust-7.0.0-15-generic"
 }
 
-test_other_bindgen() {
+# Ubuntu HWE: the link names another directory, the package is installed
+# under the release's name; that one is used.
+test_ubuntu_lib_rust_found_by_release() {
 	fake_tools
 	fake_tree
-	sed -i 's/bindgen 0.73.2/bindgen 0.65.1/' "$tmp/k/.config"
-	refused "another bindgen" "bindgen is 'bindgen 0.73.2'.*'bindgen 0.65.1'"
+	mkdir -p "$tmp/root/usr/src/linux-lib-rust-7.0.0-15-generic"
+	mv "$tmp/k/rust" "$tmp/root/usr/src/linux-lib-rust-7.0.0-15-generic/rust"
+	ln -s ../linux-hwe-7.0-lib-rust-7.0.0-15-generic/rust "$tmp/k/rust"
+	chooses "$tmp/bin/rustc" "$tmp/bin/bindgen" "$tmp/root/usr/src/linux-lib-rust-7.0.0-15-generic/rust"
 }
 
-test_no_rust_src() {
+test_no_target_json() {
 	fake_tools
 	fake_tree
-	rm -rf "$tmp/sysroot/lib/rustlib/src"
-	refused "no rust-src" "has no rust-src"
+	rm "$tmp/k/scripts/target.json"
+	refused "no target.json" "no scripts/target.json"
 }
 
-ktap_run test_complete_tree_passes test_no_tree test_unconfigured_tree test_no_config_rust \
-	test_no_config_infiniband test_no_rust_artifacts test_other_rustc test_other_bindgen \
-	test_no_rust_src
+test_other_rustc_given() {
+	fake_tools
+	fake_tree
+	fake_rustc rustc-other "rustc 1.41.0 (0123456ab 2019-12-01)"
+	RUSTC=$tmp/bin/rustc-other refused "RUSTC another rustc" "RUSTC is 'rustc 1.41.0.*built with 'rustc 1.42.7"
+}
+
+test_no_kernel_rustc_found() {
+	fake_tools
+	fake_tree
+	fake_rustc rustc "rustc 1.41.0 (0123456ab 2019-12-01)"
+	refused "no kernel rustc" "no rustc here is the kernel's 'rustc 1.42.7.*rustc is 'rustc 1.41.0.*apt install rustc-1.42"
+}
+
+test_old_bindgen() {
+	fake_tools
+	fake_tree
+	fake_bindgen bindgen 0.69.4 19.1.7
+	refused "old bindgen" "'bindgen 0.69.4': mlx_ext needs bindgen 0.71.1 or later"
+}
+
+test_bindgen_without_libclang() {
+	fake_tools
+	fake_tree
+	fake_bindgen bindgen 0.71.1 none
+	refused "no libclang" "cannot load libclang"
+}
+
+test_old_libclang() {
+	fake_tools
+	fake_tree
+	fake_bindgen bindgen 0.71.1 14.0.6
+	refused "old libclang" "libclang 14.0.6, older than this kernel's minimum 17.0.1"
+}
+
+# MLNX_OFED's headers for the release, or its ib_core outside kernel/.
+test_mlnx_ofed_headers() {
+	fake_tools
+	fake_tree
+	mkdir -p "$tmp/root/usr/src/ofa_kernel/$(uname -m)/7.0.0-15-generic"
+	refused "MLNX_OFED headers" "RDMA core of 7.0.0-15-generic is MLNX_OFED's.*ofa_kernel"
+}
+
+test_mlnx_ofed_ib_core() {
+	fake_tools
+	fake_tree
+	mkdir -p "$tmp/root/lib/modules/7.0.0-15-generic/updates/dkms"
+	touch "$tmp/root/lib/modules/7.0.0-15-generic/updates/dkms/ib_core.ko.zst"
+	refused "MLNX_OFED ib_core" "MLNX_OFED's.*updates/dkms/ib_core.ko.zst"
+}
+
+ktap_run test_complete_tree_passes test_versioned_rustc_found test_other_bindgen_accepted \
+	test_no_rust_src_accepted test_no_tree test_unconfigured_tree test_no_config_rust \
+	test_no_config_infiniband test_debian_headers_without_rust test_ubuntu_rust_link_dangles \
+	test_ubuntu_lib_rust_found_by_release \
+	test_no_target_json test_other_rustc_given test_no_kernel_rustc_found test_old_bindgen \
+	test_bindgen_without_libclang test_old_libclang test_mlnx_ofed_headers test_mlnx_ofed_ib_core
