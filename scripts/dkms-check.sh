@@ -12,8 +12,8 @@
 #     depmod ignores --installtree; depmod -b runs instead) into a copy of
 #     the kernel's installed modules;
 #   - what a ULP builds against installed for that kernel by dkms.conf's
-#     POST_BUILD, and taken away by its POST_REMOVE at dkms remove (the
-#     guest boots a snapshot taken before);
+#     POST_BUILD and POST_INSTALL, and taken away by its POST_REMOVE at dkms
+#     remove (the guest boots a snapshot taken before);
 #   - signed by dkms with the key a user names in /etc/dkms/framework.conf
 #     (sign_file, mok_signing_key, mok_certificate; dkms 3.0.10 reads them
 #     from its environment the same way, prepare_signing()). With Secure
@@ -66,10 +66,14 @@ test_dkms_add_build_install() {
 	dk add -m mlx_ext -v "$version" >"$st/log" 2>&1 || { cat "$st/log"; return 1; }
 	dk build -m mlx_ext -v "$version" -k "$kver" --kernelsourcedir "$hdrs" >"$st/log" 2>&1 ||
 		{ tail -n 30 "$st/log"; cat "$st/tree/mlx_ext/$version/build/make.log" 2>/dev/null | tail -n 30; return 1; }
-	# Built with the kernel's rustc, found by itself (no RUSTC is set).
-	used=$(sed -n 's/.* RUSTC=\([^ ]*\) .*/\1/p' "$st/tree/mlx_ext/$version/build/make.log" | head -n1)
-	expect_eq "$("${used:-false}" --version 2>&1)" "$(kconfig "$hdrs/.config" RUSTC_VERSION_TEXT)" \
-		"the version of the rustc dkms built with ($used)" || return 1
+	# Built with the kernel's rustc, found by itself under its versioned
+	# name (no RUSTC is set; PATH's rustc is another: check.sh's
+	# step_layouts). dkms keeps the build's log with the built modules.
+	want=$(kconfig "$hdrs/.config" RUSTC_VERSION_TEXT)
+	used=$(sed -n 's/.* RUSTC=\([^ ]*\) .*/\1/p' "$st/tree/mlx_ext/$version/$kver/$(uname -m)/log/make.log" | head -n1)
+	expect_eq "${used##*/}" "rustc-$(echo "$want" | sed -n 's/^rustc \([0-9]*\.[0-9]*\)\..*/\1/p')" \
+		"the rustc dkms built with" || return 1
+	expect_eq "$("$used" --version 2>&1)" "$want" "its version" || return 1
 	dk install --no-depmod -m mlx_ext -v "$version" -k "$kver" --kernelsourcedir "$hdrs" \
 		--installtree "$st/lib/modules" >"$st/log" 2>&1 || { tail -n 30 "$st/log"; return 1; }
 	# A ULP package's module beside it: the sample, as install-check.sh
@@ -121,8 +125,9 @@ test_dkms_skips_a_kernel_without_rust() {
 	grep -q "BUILD_EXCLUSIVE" "$st/log" || { cat "$st/log"; return 1; }
 }
 
-# POST_BUILD installed, for this kernel, what `make headers_install` does:
-# the header and the exports of the mlx_ext.ko dkms built, with its CRCs.
+# Installing installed, for this kernel, what `make headers_install` does
+# (dkms.conf's POST_BUILD and POST_INSTALL): the header and the exports of
+# the mlx_ext.ko dkms built, with their CRCs.
 test_dkms_headers_for_ulps() {
 	built=$st/tree/mlx_ext/$version/$kver/$(uname -m)/module/mlx_ext.ko
 	expect_eq "$(cd "$ulpdir" 2>/dev/null && find . -type f | sort | tr '\n' ' ')" \
@@ -141,6 +146,7 @@ test_dkms_headers_for_ulps() {
 # dkms remove takes them away again (POST_REMOVE); the guest boots what
 # was installed before (a snapshot of hard links).
 test_dkms_remove() {
+	[ -f "$ulpdir/Module.symvers" ] || { echo "no $ulpdir to remove"; return 1; }
 	rm -rf "$st/boot" && mkdir -p "$st/boot" && cp -al "$st/lib" "$st/boot/" || return 1
 	dk remove -m mlx_ext -v "$version" -k "$kver" --installtree "$st/lib/modules" >"$st/log" 2>&1 ||
 		{ tail -n 30 "$st/log"; return 1; }

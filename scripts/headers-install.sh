@@ -16,32 +16,70 @@
 #   KBUILD_EXTRA_SYMBOLS := /usr/src/mlx_ext/<arch>/<release>/Module.symvers
 #   ccflags-y += -I/usr/src/mlx_ext/<arch>/<release>/include
 #
-# Prints the directory it installed into. DKMS runs it after each build
-# (dkms.conf's POST_BUILD), so that a ULP's own DKMS package finds
-# Module.symvers for every kernel mlx_ext is built for; and
-# `headers-install.sh --remove RELEASE` after each removal (POST_REMOVE).
+# Prints the directory it installed into.
+#
+# DKMS (dkms.conf) installs the same for every kernel it builds mlx_ext
+# for, so that a ULP's own DKMS package finds Module.symvers for each:
+#   headers-install.sh --dkms-build DIR: after the build (POST_BUILD, in the
+#     build directory, which dkms then deletes), keeps Module.symvers in
+#     DIR, dkms's directory of that kernel's build, which dkms removes with
+#     the build;
+#   headers-install.sh --dkms-install DIR RELEASE: at install (POST_INSTALL)
+#     installs for RELEASE with DIR's Module.symvers;
+#   headers-install.sh --remove RELEASE: at uninstall (POST_REMOVE).
+# Install and uninstall are paired by dkms (3.0.10: do_install and
+# do_uninstall, which remove, a forced reinstall and a failed depmod's
+# rollback all go through); a build is not an install.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-usage() { echo "usage: headers-install.sh KDIR | --remove RELEASE" >&2; exit 2; }
-
-[ $# = 1 ] || [ $# = 2 ] || usage
-if [ "$1" = --remove ]; then
-	[ $# = 2 ] || usage
-	case "$2" in "" | */* | . | ..) echo "mlx_ext: bad kernel release '$2'" >&2; exit 1 ;; esac
-	top=${DESTDIR:-}/usr/src/mlx_ext
-	rm -rf "$top/$(uname -m)/$2"
-	rmdir "$top/$(uname -m)" "$top" 2>/dev/null || true
-	exit 0
-fi
-[ $# = 1 ] || usage
-kdir=$1
-release=$(cat "$kdir/include/config/kernel.release" 2>/dev/null) ||
-	{ echo "mlx_ext: $kdir has no include/config/kernel.release" >&2; exit 1; }
 arch=$(uname -m)
-[ -f "$root/Module.symvers" ] && [ -f "$root/mlx_ext.ko" ] ||
-	{ echo "mlx_ext: nothing to install: run 'make modules KDIR=$kdir' first" >&2; exit 1; }
-grep -q "	mlx_ext_api_version	" "$root/Module.symvers" ||
-	{ echo "mlx_ext: $root/Module.symvers has no mlx_ext symbols: run 'make modules KDIR=$kdir' first" >&2; exit 1; }
+usage() {
+	echo "usage: headers-install.sh KDIR | --dkms-build DIR | --dkms-install DIR RELEASE | --remove RELEASE" >&2
+	exit 2
+}
+# check_release RELEASE: a kernel release, never a path.
+check_release() {
+	case "$1" in "" | */* | . | ..) echo "mlx_ext: bad kernel release '$1'" >&2; exit 1 ;; esac
+}
+# check_symvers FILE: Module.symvers of a build of mlx_ext.
+check_symvers() {
+	grep -q "	mlx_ext_api_version	" "$1" 2>/dev/null ||
+		{ echo "mlx_ext: $1 has no mlx_ext symbols: build mlx_ext first (make modules)" >&2; exit 1; }
+}
+
+[ $# -ge 1 ] || usage
+case "$1" in
+--remove)
+	[ $# = 2 ] || usage
+	check_release "$2"
+	top=${DESTDIR:-}/usr/src/mlx_ext
+	rm -rf "${top:?}/$arch/$2"
+	rmdir "$top/$arch" "$top" 2>/dev/null || true
+	exit 0
+	;;
+--dkms-build)
+	[ $# = 2 ] && [ -d "$2" ] || usage
+	check_symvers "$root/Module.symvers"
+	install -m 0644 "$root/Module.symvers" "$2/Module.symvers"
+	exit 0
+	;;
+--dkms-install)
+	[ $# = 3 ] || usage
+	check_release "$3"
+	symvers=$2/Module.symvers release=$3
+	check_symvers "$symvers"
+	;;
+-*) usage ;;
+*)
+	[ $# = 1 ] || usage
+	kdir=$1
+	release=$(cat "$kdir/include/config/kernel.release" 2>/dev/null) ||
+		{ echo "mlx_ext: $kdir has no include/config/kernel.release" >&2; exit 1; }
+	symvers=$root/Module.symvers
+	[ -f "$symvers" ] || { echo "mlx_ext: nothing to install: run 'make modules KDIR=$kdir' first" >&2; exit 1; }
+	check_symvers "$symvers"
+	;;
+esac
 
 dest=${DESTDIR:-}/usr/src/mlx_ext/$arch/$release
 version=$(cat "$root/VERSION")
@@ -60,6 +98,6 @@ cat >"$dest/include/mlx_ext/version.h" <<EOF
 EOF
 chmod 0644 "$dest/include/mlx_ext/version.h"
 # Only mlx_ext.ko's exports: a ULP resolves nothing else through this file.
-awk -F '\t' '$3 ~ /(^|\/)mlx_ext$/' "$root/Module.symvers" >"$dest/Module.symvers"
+awk -F '\t' '$3 ~ /(^|\/)mlx_ext$/' "$symvers" >"$dest/Module.symvers"
 chmod 0644 "$dest/Module.symvers"
 echo "$dest"

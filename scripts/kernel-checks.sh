@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# kernel-checks.sh KDIR: checks, before anything is compiled, that mlx_ext
-# can be built against the kernel tree KDIR (a full build tree or a
-# distribution's headers package) with the toolchain this host has, and
-# chooses that toolchain. Stops at the first problem with one line saying
+# kernel-checks.sh [--no-tools] KDIR: checks, before anything is compiled,
+# that mlx_ext can be built against the kernel tree KDIR (a full build tree
+# or a distribution's headers package) with the toolchain this host has,
+# and chooses that toolchain. With --no-tools (`make modules_install`,
+# which compiles nothing and runs as root, whose PATH need not have the
+# user's toolchain) only the tree and the host are checked, and nothing is
+# printed. Stops at the first problem with one line saying
 # what is missing and where to get it. When all is well it prints three
 # lines, RUSTC=<path>, BINDGEN=<path> and RUST_LIB=<dir>: the rustc and
 # bindgen to build with, and where the kernel crate is (KDIR/rust, or
@@ -44,7 +47,7 @@
 # with their own, whose structures differ, and install their headers in
 # /usr/src/ofa_kernel/<arch>/<release> and their ib_core in updates/ (DKMS)
 # or extra/mlnx-ofa_kernel/. MLX_EXT_SYSROOT (default /) is the root of the
-# system the modules are for.
+# system the modules are for (the tests give a staging root).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -53,7 +56,9 @@ fail() {
 	exit 1
 }
 
-[ $# = 1 ] || { echo "usage: kernel-checks.sh KDIR" >&2; exit 2; }
+tools=y
+if [ "${1:-}" = --no-tools ]; then tools= && shift; fi
+[ $# = 1 ] || { echo "usage: kernel-checks.sh [--no-tools] KDIR" >&2; exit 2; }
 kdir=$1
 sysroot=${MLX_EXT_SYSROOT:-}
 # The minimum bindgen: 7.3 scripts/min-tool-version.sh:43.
@@ -90,7 +95,7 @@ if [ -z "$ofed" ] && [ -d "$mods" ]; then
 	ofed=$(find "$mods" -path "$mods/kernel" -prune -o -name 'ib_core.ko*' -print 2>/dev/null | head -n1)
 fi
 [ -z "$ofed" ] ||
-	fail "the RDMA core of $release is MLNX_OFED's or DOCA-OFED's ($ofed): mlnx-ofa_kernel replaces ib_core and already has masked atomics, the big-endian atomic reply and VF GUID tables; mlx_ext extends the upstream ib_core only"
+	fail "the RDMA core of $release is MLNX_OFED's or DOCA-OFED's ($ofed): mlnx-ofa_kernel replaces ib_core and already has masked atomics, the big-endian atomic reply and VF GUID tables; mlx_ext extends the upstream ib_core only (use OFED's own, or remove mlnx-ofa_kernel to run the upstream RDMA core)"
 
 # The Rust build products. Ubuntu ships them apart, in
 # /usr/src/linux-lib-rust-<release>/rust, and the headers' rust is a link
@@ -98,7 +103,8 @@ fi
 # named after the headers' own directory); the headers package does not
 # depend on that one. Where the link points nowhere but the package is
 # installed under the release's name (an HWE kernel's headers are named
-# after its source package, linux-hwe-X.Y: KERNELS.md), that is used.
+# after its source package, linux-hwe-X.Y: ../shared/KERNELS.md, "Ubuntu
+# 24.04"), that is used.
 rustlib=$kdir/rust
 if [ -L "$kdir/rust" ] && [ ! -e "$kdir/rust" ]; then
 	target=$(readlink "$kdir/rust")
@@ -109,14 +115,18 @@ if [ -L "$kdir/rust" ] && [ ! -e "$kdir/rust" ]; then
 		fail "rust is a link to $target, which does not exist, and there is no /usr/src/$pkg: install the kernel's Rust build products (Ubuntu: apt install $pkg)"
 	fi
 fi
+compgen -G "$rustlib/*.rmeta" >/dev/null ||
+	fail "no rust/libkernel.rmeta: this tree has none of the kernel's Rust build products, which out-of-tree Rust modules need; its distribution packages none (Debian's linux-headers, 6.12's install-extmod-build): use a kernel whose headers carry them (Ubuntu's linux-lib-rust-<release>, Arch's linux-headers) or one you build, with KDIR its build tree"
 for f in libkernel.rmeta libmacros.so; do
 	[ -f "$rustlib/$f" ] ||
-		fail "no rust/$f: this tree has no Rust build products (Debian's linux-headers and 6.12's install-extmod-build ship none; Ubuntu's are in linux-lib-rust-$release, Arch's in linux-headers); install them or point KDIR at the full tree the kernel was built in"
+		fail "no rust/$f: the tree's Rust build products are incomplete: reinstall the package that holds them, or point KDIR at the full tree the kernel was built in"
 done
 for f in include/generated/rustc_cfg scripts/target.json; do
 	[ -f "$kdir/$f" ] ||
 		fail "no $f, which the kernel build generates for Rust modules: install the complete headers package, or point KDIR at the full tree the kernel was built in"
 done
+
+[ -n "$tools" ] || exit 0
 
 # rustc: exactly the kernel's.
 want=$(config RUSTC_VERSION_TEXT)
@@ -136,30 +146,38 @@ else
 		seen="$seen${seen:+, }$c is '$have'"
 	done
 	[ -n "$rustc" ] ||
-		fail "no rustc here is the kernel's '$want' (${seen:-no rustc found}): the kernel crate's metadata only loads in that rustc; install it (Ubuntu: apt install rustc-$xy) or set RUSTC"
+		fail "no rustc here is the kernel's '$want' (${seen:-no rustc found}): the kernel crate's metadata only loads in that rustc; install it (Ubuntu: apt install rustc-$xy; Arch: the rust package the kernel was built with, or update the kernel) or set RUSTC"
 fi
 
 # bindgen: any at least the minimum, with a libclang new enough.
 bxy=$(config BINDGEN_VERSION_TEXT | sed -n 's/^bindgen \([0-9]*\.[0-9]*\)\..*/\1/p')
-bindgen=
-for c in ${BINDGEN:-bindgen ${bxy:+bindgen-$bxy}}; do
-	have=$("$c" --version 2>/dev/null) && { bindgen=$(command -v "$c"); break; }
-done
-[ -n "$bindgen" ] ||
-	fail "${BINDGEN:+BINDGEN='$BINDGEN' does not run}${BINDGEN:-no bindgen found}: mlx_ext generates its bindings with bindgen $bindgen_min or later (apt install bindgen, or cargo install bindgen-cli)"
-v=$(printf '%s\n' "$have" | sed -n 's/^bindgen \([0-9.]*\).*/\1/p')
-version_ge "${v:-0}" "$bindgen_min" ||
-	fail "$bindgen is '$have': mlx_ext needs bindgen $bindgen_min or later (cargo install bindgen-cli)"
+get_bindgen="bindgen $bindgen_min or later is needed (apt install bindgen where the distribution's is that recent; else cargo install --root /usr/local bindgen-cli)"
+if [ -n "${BINDGEN:-}" ]; then
+	have=$("$BINDGEN" --version 2>/dev/null) || fail "BINDGEN='$BINDGEN' does not run: $get_bindgen"
+	v=$(printf '%s\n' "$have" | sed -n 's/^bindgen \([0-9.]*\).*/\1/p')
+	version_ge "${v:-0}" "$bindgen_min" || fail "BINDGEN is '$have': $get_bindgen"
+	bindgen=$BINDGEN
+else
+	bindgen= seen=
+	for c in bindgen ${bxy:+bindgen-$bxy}; do
+		have=$("$c" --version 2>/dev/null) || continue
+		v=$(printf '%s\n' "$have" | sed -n 's/^bindgen \([0-9.]*\).*/\1/p')
+		version_ge "${v:-0}" "$bindgen_min" && { bindgen=$(command -v "$c"); break; }
+		seen="$seen${seen:+, }$c is '$have'"
+	done
+	[ -n "$bindgen" ] || fail "no bindgen recent enough (${seen:-none found}): $get_bindgen"
+fi
 clang=$(LC_ALL=C "$bindgen" "$root/rust/ib/libclang_version.h" 2>&1 >/dev/null |
 	sed -n 's/.*clang version \([0-9.]*\).*/\1/p' | head -n1) || true
 [ -n "$clang" ] ||
 	fail "$bindgen cannot load libclang (install libclang-dev, or set LIBCLANG_PATH to the directory of libclang.so)"
-llvm_min=17.0.1
+# The tree's minimum, or 7.3's where the tree has no min-tool-version.sh.
+llvm_min=17.0.1 whose="7.x's"
 if [ -x "$kdir/scripts/min-tool-version.sh" ]; then
-	m=$("$kdir/scripts/min-tool-version.sh" llvm 2>/dev/null) && llvm_min=${m:-$llvm_min}
+	m=$("$kdir/scripts/min-tool-version.sh" llvm 2>/dev/null) && [ -n "$m" ] && llvm_min=$m whose="this kernel's"
 fi
 version_ge "$clang" "$llvm_min" ||
-	fail "$bindgen uses libclang $clang, older than this kernel's minimum $llvm_min (install a newer libclang and set LIBCLANG_PATH to its directory)"
+	fail "$bindgen uses libclang $clang, older than $whose minimum $llvm_min (install a newer libclang and set LIBCLANG_PATH to its directory)"
 
 echo "RUSTC=$rustc"
 echo "BINDGEN=$bindgen"

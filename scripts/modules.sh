@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # modules.sh modules|modules_install|clean KDIR: mlx_ext.ko and
-# mlx_ext_sim.ko built, installed or cleaned against the kernel build tree
-# KDIR (`make modules KDIR=...`, the default being the running kernel's
-# /lib/modules/$(uname -r)/build), the way Kbuild builds external modules.
+# mlx_ext_sim.ko built, installed or cleaned against the kernel tree KDIR, a
+# build tree or a distribution's headers package (`make modules KDIR=...`,
+# the default being the running kernel's /lib/modules/$(uname -r)/build),
+# the way Kbuild builds external modules.
 # The test ULP is not built (the test targets build it against their own
 # kernel). Before compiling it runs scripts/kernel-checks.sh, which stops
-# with one line if the tree or the toolchain cannot build mlx_ext.
+# with one line if the tree or the toolchain cannot build mlx_ext, and
+# chooses the toolchain; before installing, its checks of the tree and host
+# only (modules_install compiles nothing, and runs as root).
 #
 # Environment: RUSTC, BINDGEN (default: what kernel-checks.sh finds: the
 # rustc the kernel was built with, under its own or its versioned name, and
@@ -24,7 +27,9 @@ target=$1 kdir=$2
 rustc=${RUSTC:-rustc}
 bindgen=${BINDGEN:-bindgen}
 
-if [ "$target" != clean ]; then
+if [ "$target" = modules_install ]; then
+	"$root/scripts/kernel-checks.sh" --no-tools "$kdir"
+elif [ "$target" != clean ]; then
 	tools=$("$root/scripts/kernel-checks.sh" "$kdir")
 	rustc=$(sed -n 's/^RUSTC=//p' <<<"$tools")
 	bindgen=$(sed -n 's/^BINDGEN=//p' <<<"$tools")

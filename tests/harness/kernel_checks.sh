@@ -22,9 +22,16 @@ rustc_text="rustc 1.42.7 (a1b2c3d4e 2020-01-01)"
 export PATH=$tmp/bin:$PATH
 unset RUSTC BINDGEN
 
-# fake_rustc NAME VERSION_TEXT: a rustc called NAME in the fake bin dir.
+# fake_rustc NAME VERSION_TEXT: a rustc called NAME in the fake bin dir,
+# whose sysroot (--print sysroot) has no rust-src.
 fake_rustc() {
-	printf '#!/bin/sh\n[ "$1" = --version ] && echo "%s"\n' "$2" >"$tmp/bin/$1"
+	mkdir -p "$tmp/sysroot"
+	cat >"$tmp/bin/$1" <<EOS
+#!/bin/sh
+[ "\$1" = --version ] && echo "$2"
+[ "\$1" = --print ] && echo "$tmp/sysroot"
+exit 0
+EOS
 	chmod +x "$tmp/bin/$1"
 }
 # fake_bindgen NAME VERSION LIBCLANG: a bindgen whose libclang is LIBCLANG
@@ -109,12 +116,46 @@ test_other_bindgen_accepted() {
 }
 
 # Nor rust-src: the module's rustc runs with --sysroot=/dev/null (the fake
-# rustc has no sysroot at all).
+# rustc's sysroot has no lib/rustlib/src).
 test_no_rust_src_accepted() {
 	fake_tools
 	fake_tree
-	[ ! -e "$tmp/bin/lib" ] || return 1
+	[ -d "$("$tmp/bin/rustc" --print sysroot)" ] && [ ! -e "$tmp/sysroot/lib" ] || return 1
 	chooses "$tmp/bin/rustc" "$tmp/bin/bindgen"
+}
+
+# A bindgen too old first on PATH, a recent one under its versioned name:
+# the recent one.
+test_versioned_bindgen_found() {
+	fake_tools
+	fake_tree
+	fake_bindgen bindgen 0.66.1 19.1.7
+	fake_bindgen bindgen-0.72 0.72.0 19.1.7
+	chooses "$tmp/bin/rustc" "$tmp/bin/bindgen-0.72"
+}
+
+# RUSTC and BINDGEN, when set, are what is used.
+test_given_tools_used() {
+	fake_tools
+	fake_tree
+	fake_rustc my-rustc "$rustc_text"
+	fake_bindgen my-bindgen 0.73.2 22.1.0
+	out=$(RUSTC=$tmp/bin/my-rustc BINDGEN=$tmp/bin/my-bindgen run) || { echo "refused: $out"; return 1; }
+	expect_eq "$(echo "$out" | head -n2)" "RUSTC=$tmp/bin/my-rustc
+BINDGEN=$tmp/bin/my-bindgen" "output"
+}
+
+# make modules_install compiles nothing: without any toolchain, the tree
+# and host are checked, and nothing is printed.
+test_no_tools_checks_tree_only() {
+	fake_tools
+	fake_tree
+	rm "$tmp/bin/rustc" "$tmp/bin/bindgen"
+	out=$(MLX_EXT_SYSROOT=$tmp/root "$checks" --no-tools "$tmp/k" 2>&1) || { echo "refused: $out"; return 1; }
+	expect_eq "$out" "" "output" || return 1
+	rm -r "$tmp/k/rust"
+	out=$(MLX_EXT_SYSROOT=$tmp/root "$checks" --no-tools "$tmp/k" 2>&1) && { echo "accepted a tree without Rust"; return 1; }
+	echo "$out" | grep -q "no rust/libkernel.rmeta"
 }
 
 test_no_tree() {
@@ -145,12 +186,34 @@ test_no_config_infiniband() {
 	refused "no CONFIG_INFINIBAND" "without CONFIG_INFINIBAND"
 }
 
-# Debian 7.x: Rust on, its headers without the Rust build products.
+# Debian 7.x: Rust on, its headers without the Rust build products (a
+# rust directory may be there, with nothing built in it).
 test_debian_headers_without_rust() {
 	fake_tools
 	fake_tree
-	rm -r "$tmp/k/rust"
-	refused "Debian's headers" "no rust/libkernel.rmeta: .*Debian's linux-headers.*linux-lib-rust-7.0.0-15-generic"
+	rm "$tmp/k/rust"/*
+	refused "Debian's headers" "no rust/libkernel.rmeta: this tree has none .*Debian's linux-headers.*build"
+}
+
+test_rust_products_incomplete() {
+	fake_tools
+	fake_tree
+	rm "$tmp/k/rust/libmacros.so"
+	refused "no libmacros.so" "no rust/libmacros.so: the tree's Rust build products are incomplete"
+}
+
+test_unprepared_tree() {
+	fake_tools
+	fake_tree
+	rm "$tmp/k/include/config/kernel.release"
+	refused "no kernel.release" "never prepared"
+}
+
+test_no_rustc_cfg() {
+	fake_tools
+	fake_tree
+	rm "$tmp/k/include/generated/rustc_cfg"
+	refused "no rustc_cfg" "no include/generated/rustc_cfg"
 }
 
 # Ubuntu: the headers' rust link, and its lib-rust package not installed.
@@ -187,6 +250,29 @@ test_other_rustc_given() {
 	RUSTC=$tmp/bin/rustc-other refused "RUSTC another rustc" "RUSTC is 'rustc 1.41.0.*built with 'rustc 1.42.7"
 }
 
+test_given_rustc_does_not_run() {
+	fake_tools
+	fake_tree
+	RUSTC=$tmp/bin/nothing refused "RUSTC does not run" "RUSTC='$tmp/bin/nothing' does not run"
+}
+
+test_given_bindgen_does_not_run() {
+	fake_tools
+	fake_tree
+	BINDGEN=$tmp/bin/nothing refused "BINDGEN does not run" "^mlx_ext: [^:]*: BINDGEN='$tmp/bin/nothing' does not run: bindgen 0.71.1 or later is needed"
+}
+
+test_no_bindgen() {
+	fake_tools
+	fake_tree
+	rm "$tmp/bin/bindgen"
+	if PATH=/usr/bin:/bin command -v bindgen; then
+		echo "this host has a bindgen in /usr/bin"
+		return "$KSFT_SKIP"
+	fi
+	PATH=$tmp/bin:/usr/bin:/bin refused "no bindgen" "no bindgen recent enough \(none found\)"
+}
+
 test_no_kernel_rustc_found() {
 	fake_tools
 	fake_tree
@@ -198,7 +284,7 @@ test_old_bindgen() {
 	fake_tools
 	fake_tree
 	fake_bindgen bindgen 0.69.4 19.1.7
-	refused "old bindgen" "'bindgen 0.69.4': mlx_ext needs bindgen 0.71.1 or later"
+	refused "old bindgen" "no bindgen recent enough \(bindgen is 'bindgen 0.69.4'\): bindgen 0.71.1 or later"
 }
 
 test_bindgen_without_libclang() {
@@ -212,7 +298,7 @@ test_old_libclang() {
 	fake_tools
 	fake_tree
 	fake_bindgen bindgen 0.71.1 14.0.6
-	refused "old libclang" "libclang 14.0.6, older than this kernel's minimum 17.0.1"
+	refused "old libclang" "libclang 14.0.6, older than 7.x's minimum 17.0.1"
 }
 
 # MLNX_OFED's headers for the release, or its ib_core outside kernel/.
@@ -220,7 +306,7 @@ test_mlnx_ofed_headers() {
 	fake_tools
 	fake_tree
 	mkdir -p "$tmp/root/usr/src/ofa_kernel/$(uname -m)/7.0.0-15-generic"
-	refused "MLNX_OFED headers" "RDMA core of 7.0.0-15-generic is MLNX_OFED's.*ofa_kernel"
+	refused "MLNX_OFED headers" "RDMA core of 7.0.0-15-generic is MLNX_OFED's.*ofa_kernel.*remove mlnx-ofa_kernel"
 }
 
 test_mlnx_ofed_ib_core() {
@@ -232,8 +318,11 @@ test_mlnx_ofed_ib_core() {
 }
 
 ktap_run test_complete_tree_passes test_versioned_rustc_found test_other_bindgen_accepted \
-	test_no_rust_src_accepted test_no_tree test_unconfigured_tree test_no_config_rust \
-	test_no_config_infiniband test_debian_headers_without_rust test_ubuntu_rust_link_dangles \
-	test_ubuntu_lib_rust_found_by_release \
-	test_no_target_json test_other_rustc_given test_no_kernel_rustc_found test_old_bindgen \
+	test_no_rust_src_accepted test_versioned_bindgen_found test_given_tools_used \
+	test_no_tools_checks_tree_only test_no_tree test_unconfigured_tree test_unprepared_tree \
+	test_no_config_rust test_no_config_infiniband test_debian_headers_without_rust \
+	test_rust_products_incomplete test_ubuntu_rust_link_dangles \
+	test_ubuntu_lib_rust_found_by_release test_no_target_json test_no_rustc_cfg \
+	test_other_rustc_given test_given_rustc_does_not_run test_no_kernel_rustc_found \
+	test_old_bindgen test_given_bindgen_does_not_run test_no_bindgen \
 	test_bindgen_without_libclang test_old_libclang test_mlnx_ofed_headers test_mlnx_ofed_ib_core
