@@ -67,20 +67,22 @@ show_cmd() {
 }
 
 # The guest's CPU has no LA57 (la57=off), so its kernel runs 4-level paging.
-# With 5-level paging the debug kernel (KASAN) made a false "BUG: KASAN:
-# wild-memory-access in do_raw_spin_lock" in some boots, from a timer
-# interrupt (handle_edge_irq) taken inside identify_cpu(). Lines of Linux
-# 6.12.117: identify_cpu() zeroes boot_cpu_data.x86_capability
-# (arch/x86/kernel/cpu/common.c:1899) with interrupts already on
-# (init/main.c:1002, before 1042) and sets the LA57 word again only in
-# get_cpu_cap() (common.c:997). Until alternatives are patched,
-# pgtable_l5_enabled() reads that bit (arch/x86/include/asm/
-# pgtable_64_types.h:37, cpufeature.h:176-188), so in the window
-# KASAN_SHADOW_START is the 4-level one (asm/kasan.h:15-17,
-# page_64_types.h:57) and addr_has_metadata()
-# (mm/kasan/kasan.h:331-335) turns down every 5-level direct-map address
-# (0xff11...): kasan_check_range() of the irq_desc's spinlock reports it as
-# wild (mm/kasan/report_generic.c:128-140). QEMU 7.2's TCG "max" offers LA57
+# With 5-level paging the debug kernel (KASAN; seen on 6.12.117, before the
+# debug kernel moved to 7.x) made a false "BUG: KASAN: wild-memory-access
+# in do_raw_spin_lock" in some boots, from a timer interrupt
+# (handle_edge_irq) taken inside identify_cpu(). 7.3 has the same window
+# (its lines here): identify_cpu() zeroes boot_cpu_data.x86_capability
+# (arch/x86/kernel/cpu/common.c:2031) with interrupts already on
+# (init/main.c:1118, before arch_cpu_finalize_init() at 1158) and sets the
+# LA57 word again only in get_cpu_cap() (common.c:1040). Until
+# alternatives are patched, pgtable_l5_enabled() reads that bit
+# (arch/x86/include/asm/pgtable_64_types.h:36, cpufeature.h:71-72), so in
+# the window __VIRTUAL_MASK_SHIFT, and with it KASAN_SHADOW_START, are the
+# 4-level ones (asm/page_64_types.h:51, asm/kasan.h:15-17), and
+# addr_has_metadata() (mm/kasan/kasan.h:331-335) turns down every 5-level
+# direct-map address (0xff11..., page_64_types.h:41): kasan_check_range()
+# of the irq_desc's spinlock reports it as wild (mm/kasan/
+# report_generic.c:128-140). QEMU 7.2's TCG "max" offers LA57
 # (target/i386/cpu.c:661-663, 849, 6206-6215), as "host" does on a host with
 # LA57.
 tcg_cpu=(-accel tcg -cpu max,la57=off)
