@@ -259,7 +259,7 @@ test_sysfs_lock_class_per_group() {
 # mlx_ext at all), with a message, and never crashes, leaks (test_no_leaks)
 # or splats; the tables come up once nothing fails. The tables take about a
 # thousand allocations (a sysfs file each): the first 20 fail in turn, then
-# one in 29, to the last.
+# one in 59, to the last.
 test_guid_failslab_add() {
 	[ -d $FAILSLAB ] || { echo "no $FAILSLAB"; return $KSFT_SKIP; }
 	failslab_on_mlx_ext
@@ -281,7 +281,7 @@ test_guid_failslab_add() {
 			absorbed=$((absorbed + 1))
 		fi
 		echo 340 >$SIMBUS/del_device || { rc=1; break; }
-		if [ $n -lt 20 ]; then n=$((n + 1)); else n=$((n + 29)); fi
+		if [ $n -lt 20 ]; then n=$((n + 1)); else n=$((n + 59)); fi
 	done
 	failslab_off
 	echo "$((steps - 1)) allocations failed, up to the ${n}th, in $(($(date +%s) - t0)) s: $no_mlx_ext left no mlx_ext directory, $no_tables no VF GUID tables, $absorbed were absorbed"
