@@ -9,11 +9,13 @@
 #   make shell   boot the VM with the tree's modules, rxe0 and mlx_ext: a shell
 #   make vm-run SCRIPT=FILE   run guest script FILE in the VM, as the tests run
 #   make bench   the benchmarks: host (masked atomics arithmetic, ns/op) and VM on the
-#                production-config kernel (the ULP API's costs and ratios; the VF GUID
+#                7.x bench kernel, the test kernel without its debug options, built
+#                when first asked (the ULP API's costs and ratios; the VF GUID
 #                tables' SA requests and convergence time)
 #   make module  build mlx_ext.ko against the cached test kernel
 #   make kernel  build (or reuse) the cached test (debug) kernel; with
-#                MLX_EXT_KERNEL=production, the production-config one
+#                MLX_EXT_KERNEL=production, the production-config one (6.12),
+#                with MLX_EXT_KERNEL=bench, the benchmarks' one
 #   make setup   install the Debian packages and bindgen-cli the rest needs
 #   make clean   remove build products of this tree (not the kernel cache)
 #   make rust-analyzer   rust-project.json for the module's crates against the test kernel
@@ -63,16 +65,17 @@ bench: bench-host bench-vm bench-guid
 bench-host:
 	cargo bench -p mlx-ext-core --bench atomics
 
-# The VM benchmarks run on the production-config kernel: the debug kernel's
-# KASAN and lockdep would be what they measure.
+# The VM benchmarks run on the bench kernel, 7.x with the distribution's
+# options and without the debug kernel's KASAN and lockdep, which would be
+# what they measure (kernel/bench.config; built on first use).
 bench-vm: setup
-	@kdir=$$(MLX_EXT_KERNEL=production scripts/build-module.sh) && \
+	@kdir=$$(MLX_EXT_KERNEL=bench scripts/build-module.sh) && \
 		scripts/vm-run.sh tests/bench/bench.sh "$$kdir"
 
 # Its last figure runs for ten minutes (MLX_EXT_BENCH_ERROR_SECS in the
 # guest, through MLX_EXT_VM_APPEND, shortens it).
 bench-guid: setup
-	@kdir=$$(MLX_EXT_KERNEL=production scripts/build-module.sh) && \
+	@kdir=$$(MLX_EXT_KERNEL=bench scripts/build-module.sh) && \
 		MLX_EXT_VM_TIMEOUT=$${MLX_EXT_VM_TIMEOUT:-1800} \
 		scripts/vm-run.sh tests/bench/bench_guid.sh "$$kdir"
 

@@ -43,15 +43,19 @@ KERNEL612_LIBCLANG=/usr/lib/llvm-14/lib
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'mlx_ext: error: %s\n' "$*" >&2; exit 1; }
 
-# Which of the two cached kernels a script builds or uses (Documentation/
-# building.rst, "The two kernels"): debug, the test kernel the behaviour
-# and install tests run on (7.x, clang 22, KASAN, lockdep, kmemleak, fault
-# injection, and a distribution's module options), or production, 6.12 configured and built as distributions ship it (GCC,
-# module signing; the 6.12 module build of make check and `make bench`).
+# Which of the cached kernels a script builds or uses (Documentation/
+# building.rst, "The kernels"): debug, the test kernel the behaviour and
+# install tests run on (7.x, clang 22, KASAN, lockdep, kmemleak, fault
+# injection, and a distribution's module options); production, 6.12
+# configured and built as distributions ship it (GCC, module signing; the
+# 6.12 module build of make check, make check-6.12); or bench, the debug
+# kernel without its debug options (kernel/bench.config), which `make
+# bench-vm` and `make bench-guid` build when asked: KASAN and lockdep would
+# be what they measure.
 MLX_EXT_KERNEL=${MLX_EXT_KERNEL:-debug}
 case "$MLX_EXT_KERNEL" in
-debug | production) ;;
-*) die "MLX_EXT_KERNEL=$MLX_EXT_KERNEL: it is debug or production" ;;
+debug | production | bench) ;;
+*) die "MLX_EXT_KERNEL=$MLX_EXT_KERNEL: it is debug, production or bench" ;;
 esac
 
 # The kernel series of the flavour: debug is 7.x, production 6.12.

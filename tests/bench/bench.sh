@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# `make bench` (its VM half): the atomic API's costs on the production-config
-# kernel, in one run, with the ratios of issue 11's and 22's targets: the
+# `make bench` (its VM half): the atomic API's costs on the bench kernel
+# (7.x without the debug options), in one run, with the ratios of issue 11's and 22's targets: the
 # sequential and 4-way figures (each kind in turn, in alternating order,
 # over rounds: mean, lowest and highest round), asynchronous throughput with
 # 1, 16 and 64 operations in flight (the same, over 3 rounds), and beside
