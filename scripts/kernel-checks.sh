@@ -73,6 +73,11 @@ bindgen_min=0.71.1
 config() {
 	sed -n "s/^CONFIG_$1=//p" "$kdir/.config" | tail -n1 | sed 's/^"\(.*\)"$/\1/'
 }
+# version_of TOOL TEXT: X.Y.Z of TOOL's version line TEXT ("rustc 1.93.1
+# (...)", "bindgen 0.71.1"), or nothing.
+version_of() {
+	printf '%s\n' "$2" | sed -n "s/^$1 \([0-9]*\.[0-9]*\.[0-9]*\).*/\1/p"
+}
 # version_ge A B: version A (X.Y.Z) is at least B.
 version_ge() {
 	[ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]
@@ -131,7 +136,7 @@ done
 # rustc: exactly the kernel's.
 want=$(config RUSTC_VERSION_TEXT)
 [ -n "$want" ] || fail "no CONFIG_RUSTC_VERSION_TEXT in .config"
-xy=$(printf '%s\n' "$want" | sed -n 's/^rustc \([0-9]*\.[0-9]*\)\..*/\1/p')
+xy=$(version_of rustc "$want") xy=${xy%.*}
 if [ -n "${RUSTC:-}" ]; then
 	rustc=$RUSTC
 	have=$("$rustc" --version 2>/dev/null) ||
@@ -150,18 +155,18 @@ else
 fi
 
 # bindgen: any at least the minimum, with a libclang new enough.
-bxy=$(config BINDGEN_VERSION_TEXT | sed -n 's/^bindgen \([0-9]*\.[0-9]*\)\..*/\1/p')
+bxy=$(version_of bindgen "$(config BINDGEN_VERSION_TEXT)") bxy=${bxy%.*}
 get_bindgen="bindgen $bindgen_min or later is needed (apt install bindgen where the distribution's is that recent; else cargo install --root /usr/local bindgen-cli)"
 if [ -n "${BINDGEN:-}" ]; then
 	have=$("$BINDGEN" --version 2>/dev/null) || fail "BINDGEN='$BINDGEN' does not run: $get_bindgen"
-	v=$(printf '%s\n' "$have" | sed -n 's/^bindgen \([0-9.]*\).*/\1/p')
+	v=$(version_of bindgen "$have")
 	version_ge "${v:-0}" "$bindgen_min" || fail "BINDGEN is '$have': $get_bindgen"
 	bindgen=$BINDGEN
 else
 	bindgen= seen=
 	for c in bindgen ${bxy:+bindgen-$bxy}; do
 		have=$("$c" --version 2>/dev/null) || continue
-		v=$(printf '%s\n' "$have" | sed -n 's/^bindgen \([0-9.]*\).*/\1/p')
+		v=$(version_of bindgen "$have")
 		version_ge "${v:-0}" "$bindgen_min" && { bindgen=$(command -v "$c"); break; }
 		seen="$seen${seen:+, }$c is '$have'"
 	done
