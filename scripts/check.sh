@@ -345,6 +345,10 @@ step_dkms() {
 	if [ -f "$MLX_EXT_BUILD/stage/badcrc/mlx_ext_caps.ko" ]; then
 		mkdir -p "$extra/badcrc" && cp "$MLX_EXT_BUILD/stage/badcrc/mlx_ext_caps.ko" "$extra/badcrc/"
 	fi
+	# mlx_ext with its BTF, built against Arch's layout (install-check.sh).
+	if [ -f "$MLX_EXT_BUILD/stage/btf/mlx_ext.ko" ]; then
+		mkdir -p "$extra/btf" && cp "$MLX_EXT_BUILD/stage/btf/mlx_ext.ko" "$extra/btf/"
+	fi
 	[ -d "$MLX_EXT_BUILD/dkms/boot/lib/modules" ] || return $rc
 	# Signatures enforced, as lockdown enforces them under Secure Boot.
 	MLX_EXT_GUEST_MODULES=$MLX_EXT_BUILD/dkms/boot/lib/modules \

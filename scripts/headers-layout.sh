@@ -14,7 +14,9 @@
 #          is wrapped in `if CONFIG_RUST`): .config, Makefile,
 #          Module.symvers, System.map and vmlinux; kernel/Makefile,
 #          arch/x86/Makefile; all of scripts/ and include/,
-#          arch/x86/include, asm-offsets.s; objtool; every Kconfig*; of
+#          arch/x86/include, asm-offsets.s; objtool; resolve_btfids
+#          ("required when DEBUG_INFO_BTF_MODULES is enabled": pahole
+#          and it make a module's BTF against vmlinux); every Kconfig*; of
 #          rust/, only *.rmeta and *.so ("Installing Rust files"); then no
 #          *.o, no broken link, build tools and vmlinux stripped. No signing
 #          key: Arch's modules are signed with a key the build throws away.
@@ -72,6 +74,10 @@ arch)
 	kdir=$dest/usr/lib/modules/$release/build
 	common_files "$kdir"
 	cp -a "$ksrc/vmlinux" "$kdir/"
+	if [ -f "$ksrc/tools/bpf/resolve_btfids/resolve_btfids" ]; then
+		(cd "$ksrc" && cp -a --parents tools/bpf/resolve_btfids/resolve_btfids "$kdir/")
+		strip --strip-unneeded "$kdir/tools/bpf/resolve_btfids/resolve_btfids"
+	fi
 	rust_products "$kdir/rust"
 	# "Stripping build tools...", "Stripping vmlinux..."
 	strip --strip-unneeded "$kdir"/rust/*.so "$kdir/tools/objtool/objtool"

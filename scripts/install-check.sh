@@ -21,7 +21,9 @@
 # carry those CRCs; a sample built against a wrong CRC is kept, signed, in
 # STAGE/badcrc for the guest to refuse (tests/install/dkms.sh). The samples
 # are signed with SIGNING_TREE's key where KDIR has none, as a ULP's DKMS
-# package signs them with a MOK: the guest enforces signatures. Prints KTAP.
+# package signs them with a MOK: the guest enforces signatures. On a kernel
+# with modules' BTF, mlx_ext built against a tree with vmlinux carries its
+# BTF, and is kept, signed, in STAGE/btf for the guest. Prints KTAP.
 source "$(dirname "$0")/lib.sh"
 set +e
 . "$MLX_EXT_ROOT/tests/vm/lib/ktap.sh"
@@ -93,6 +95,30 @@ test_modules_signed_with_the_kernels_key() {
 		expect_eq "$(modinfo -F sig_key "$moddir/$m$ko")" "$keyid" "$m's signing key" || return 1
 		expect_eq "$(modinfo -F sig_hashalgo "$moddir/$m$ko")" "$hash" "$m's hash" || return 1
 	done
+}
+
+# BTF (CONFIG_DEBUG_INFO_BTF_MODULES, as Debian and Arch have it): against
+# a tree that has its vmlinux, as Arch's headers do, Kbuild gives each
+# module a .BTF section made against vmlinux's with pahole and the tree's
+# resolve_btfids (7.3 scripts/Makefile.modfinal:43-56); without one it
+# says "Skipping BTF generation". The module with its BTF is kept, signed
+# as a DKMS package signs it, in STAGE/btf for the guest to load
+# (tests/install/dkms.sh).
+test_module_btf() {
+	rm -rf "$stage/btf"
+	if [ "$(kconfig "$config" DEBUG_INFO_BTF_MODULES)" != y ]; then
+		echo "$kdir has no CONFIG_DEBUG_INFO_BTF_MODULES"
+		return "$KSFT_SKIP"
+	fi
+	[ -f "$kdir/vmlinux" ] || { echo "$kdir has no vmlinux: Kbuild makes no BTF"; return "$KSFT_SKIP"; }
+	if grep 'Skipping BTF generation' "$stage.modules.log"; then return 1; fi
+	for m in mlx_ext mlx_ext_sim; do
+		readelf -S -W "$MLX_EXT_ROOT/$m.ko" | grep -q ' \.BTF ' || { echo "$m.ko has no .BTF section"; return 1; }
+	done
+	mkdir -p "$stage/btf" && cp "$MLX_EXT_ROOT/mlx_ext.ko" "$stage/btf/" || return 1
+	if grep -q '^CONFIG_MODULE_SIG=y' "$config"; then
+		sign_module "$signer" "$stage/btf/mlx_ext.ko" || return 1
+	fi
 }
 
 test_headers_install() {
@@ -246,5 +272,5 @@ test_sample_with_a_wrong_crc() {
 }
 
 ktap_run test_make_modules test_modules_install_into_stage test_modinfo_version \
-	test_modules_signed_with_the_kernels_key test_export_crcs test_headers_install \
+	test_modules_signed_with_the_kernels_key test_module_btf test_export_crcs test_headers_install \
 	test_sample_builds_against_installed_files test_sample_with_a_wrong_crc

@@ -184,6 +184,19 @@ fi
 version_ge "$clang" "$llvm_min" ||
 	fail "$bindgen uses libclang $clang, older than $whose minimum $llvm_min (install a newer libclang and set LIBCLANG_PATH to its directory)"
 
+# BTF: a tree that makes its modules' BTF (DEBUG_INFO_BTF_MODULES) and has
+# the vmlinux to make it against runs, after linking the module, the
+# host's pahole and the tree's resolve_btfids on it (7.3
+# scripts/Makefile.modfinal:43-56, scripts/gen-btf.sh; Makefile:536-537).
+# Without them the build fails at its last step, after compiling all; Arch
+# packages resolve_btfids in linux-headers, which depends on pahole.
+if [ "$(config DEBUG_INFO_BTF_MODULES)" = y ] && [ -f "$kdir/vmlinux" ]; then
+	command -v pahole >/dev/null ||
+		fail "the kernel makes BTF for its modules, with pahole, which is not installed (Debian, Ubuntu: apt install dwarves; Arch: pacman -S pahole)"
+	[ -x "$kdir/tools/bpf/resolve_btfids/resolve_btfids" ] ||
+		fail "the kernel makes BTF for its modules, with tools/bpf/resolve_btfids/resolve_btfids, which the tree lacks: reinstall its headers package, or point KDIR at the full tree the kernel was built in"
+fi
+
 echo "RUSTC=$rustc"
 echo "BINDGEN=$bindgen"
 echo "RUST_LIB=$rustlib"

@@ -8,7 +8,8 @@
 # without Rust build products, Ubuntu's rust link to a lib-rust package not
 # installed, no target.json, another rustc, an old bindgen or libclang, an
 # MLNX_OFED RDMA core); what an out-of-tree build does not read (rust-src,
-# the kernel's exact bindgen) is not asked for. Fake rustc and bindgen
+# the kernel's exact bindgen) is not asked for; a tree that makes modules'
+# BTF without pahole or resolve_btfids to make it. Fake rustc and bindgen
 # scripts, first on PATH, stand in for the toolchain; the versions are
 # ones no host has. Prints KTAP.
 source "$(dirname "$0")/../../scripts/lib.sh"
@@ -301,6 +302,55 @@ test_old_libclang() {
 	refused "old libclang" "libclang 14.0.6, older than 7.x's minimum 17.0.1"
 }
 
+# A tree that makes modules' BTF against its vmlinux needs pahole and the
+# tree's resolve_btfids; without a vmlinux Kbuild skips BTF and needs
+# neither.
+btf_tree() {
+	fake_tree
+	echo CONFIG_DEBUG_INFO_BTF_MODULES=y >>"$tmp/k/.config"
+	touch "$tmp/k/vmlinux"
+	mkdir -p "$tmp/k/tools/bpf/resolve_btfids"
+	printf '#!/bin/sh\n' >"$tmp/k/tools/bpf/resolve_btfids/resolve_btfids"
+	chmod +x "$tmp/k/tools/bpf/resolve_btfids/resolve_btfids"
+	printf '#!/bin/sh\necho v1.24\n' >"$tmp/bin/pahole"
+	chmod +x "$tmp/bin/pahole"
+}
+
+# no_pahole_path: $tmp/nopahole, the host's tools but its pahole.
+no_pahole_path() {
+	mkdir -p "$tmp/nopahole"
+	find /usr/bin/ /bin/ -maxdepth 1 ! -type d ! -name pahole -exec ln -sf -t "$tmp/nopahole" {} +
+}
+
+test_btf_tree_passes() {
+	fake_tools
+	btf_tree
+	chooses "$tmp/bin/rustc" "$tmp/bin/bindgen"
+}
+
+test_btf_without_pahole() {
+	fake_tools
+	btf_tree
+	rm "$tmp/bin/pahole"
+	no_pahole_path
+	PATH=$tmp/bin:$tmp/nopahole refused "no pahole" "makes BTF for its modules, with pahole, which is not installed \(.*apt install dwarves"
+}
+
+test_btf_without_resolve_btfids() {
+	fake_tools
+	btf_tree
+	rm "$tmp/k/tools/bpf/resolve_btfids/resolve_btfids"
+	refused "no resolve_btfids" "with tools/bpf/resolve_btfids/resolve_btfids, which the tree lacks"
+}
+
+test_btf_without_vmlinux_needs_neither() {
+	fake_tools
+	btf_tree
+	rm "$tmp/k/vmlinux" "$tmp/bin/pahole" "$tmp/k/tools/bpf/resolve_btfids/resolve_btfids"
+	no_pahole_path
+	PATH=$tmp/bin:$tmp/nopahole chooses "$tmp/bin/rustc" "$tmp/bin/bindgen"
+}
+
 # MLNX_OFED's headers for the release, or its ib_core outside kernel/.
 test_mlnx_ofed_headers() {
 	fake_tools
@@ -325,4 +375,6 @@ ktap_run test_complete_tree_passes test_versioned_rustc_found test_other_bindgen
 	test_ubuntu_lib_rust_found_by_release test_no_target_json test_no_rustc_cfg \
 	test_other_rustc_given test_given_rustc_does_not_run test_no_kernel_rustc_found \
 	test_old_bindgen test_given_bindgen_does_not_run test_no_bindgen \
-	test_bindgen_without_libclang test_old_libclang test_mlnx_ofed_headers test_mlnx_ofed_ib_core
+	test_bindgen_without_libclang test_old_libclang test_btf_tree_passes test_btf_without_pahole \
+	test_btf_without_resolve_btfids test_btf_without_vmlinux_needs_neither \
+	test_mlnx_ofed_headers test_mlnx_ofed_ib_core

@@ -5,7 +5,7 @@
 # DKMS installed (MLX_EXT_GUEST_MODULES), the tree's are not there. modprobe
 # loads mlx_ext from updates/dkms with ib_core before it, and it works; the
 # sample ULP, installed beside it, is loaded by modprobe alone; an unsigned
-# module is refused; mlx_ext works next to the real mlx4_ib and mlx5_ib;
+# module is refused; mlx_ext with its BTF loads; mlx_ext works next to the real mlx4_ib and mlx5_ib;
 # the rdma_cm sample runs over rxe0.
 
 . /tests/lib/ktap.sh
@@ -66,6 +66,32 @@ test_unsigned_module_refused() {
 	dmesg | grep -q 'Loading of unsigned module is rejected' ||
 		{ echo "no refusal in the kernel log"; return 1; }
 	rmmod mlx_ext
+}
+
+# BTF (CONFIG_DEBUG_INFO_BTF_MODULES, as Debian and Arch): mlx_ext built
+# against Arch's headers, which carry vmlinux, has a .BTF section made
+# against vmlinux's (scripts/install-check.sh). The kernel parses it as
+# the module comes in and refuses the module where it does not
+# (7.3 kernel/bpf/btf.c:8563-8592, MODULE_ALLOW_BTF_MISMATCH off); loaded,
+# its BTF is /sys/kernel/btf/mlx_ext, and mlx_ext works. The DKMS build,
+# against Ubuntu's layout, which has no vmlinux, has none.
+test_module_with_btf_loads() {
+	if [ ! -e /sys/kernel/btf/vmlinux ]; then
+		echo "the kernel has no CONFIG_DEBUG_INFO_BTF"
+		return $KSFT_SKIP
+	fi
+	[ -f /extra/btf/mlx_ext.ko ] ||
+		{ echo "no mlx_ext built with its BTF (scripts/install-check.sh)"; return 1; }
+	add_rxe0 && modprobe mlx_ext || return 1
+	[ ! -e /sys/kernel/btf/mlx_ext ] || { echo "the DKMS build, made without vmlinux, has BTF"; return 1; }
+	rmmod mlx_ext || return 1
+	insmod /extra/btf/mlx_ext.ko || { dmesg | grep -i btf | tail -n 3; return 1; }
+	rc=0
+	[ -f /sys/kernel/btf/mlx_ext ] || { echo "mlx_ext loaded with no BTF registered"; rc=1; }
+	expect_eq "$(cat $IB/rxe0/mlx_ext/masked_atomic_mode)" emulated "rxe0's record" || rc=1
+	rmmod mlx_ext || return 1
+	[ ! -e /sys/kernel/btf/mlx_ext ] || { echo "its BTF outlived the module"; return 1; }
+	return $rc
 }
 
 # Module versions (CONFIG_MODVERSIONS, as Ubuntu 26.04): the sample built
@@ -134,4 +160,4 @@ test_kernel_log_clean() {
 }
 
 ktap_run test_dkms_modprobe test_sample_modprobe test_unsigned_module_refused \
-	test_wrong_crc_refused test_next_to_mlx4_ib_and_mlx5_ib test_counters_sample_on_rxe0 test_kernel_log_clean
+	test_module_with_btf_loads test_wrong_crc_refused test_next_to_mlx4_ib_and_mlx5_ib test_counters_sample_on_rxe0 test_kernel_log_clean
