@@ -329,6 +329,12 @@ pub struct ExtQp {
     /// Whether `words` is shared: the QP joined a group
     /// (`mlx_ext_attach_qp_group`), or another joined its own.
     grouped: AtomicBool,
+    /// Whether the QP is known to be in a state that sends: the driver
+    /// accepted a request on it, or it was found in RTS (when attached, or
+    /// by a caller that may sleep). Only a refusal of a request posted
+    /// after that is learnt about the driver (`Record::learns`): before,
+    /// it may be the QP's state's.
+    sends: AtomicBool,
     #[pin]
     inner: IrqSpinLock<Inner>,
     /// `Inner::dying`, readable without the lock: a post checks it first,
@@ -351,6 +357,7 @@ impl ExtQp {
         group: Option<Arc<Words>>,
     ) -> Result<Arc<Self>> {
         let pool = qp.request_pool()?;
+        let sends = qp.is_in_rts() == Some(true);
         let grouped = group.is_some();
         let words = match group {
             Some(w) => w,
@@ -364,6 +371,7 @@ impl ExtQp {
                 flags,
                 words,
                 grouped: AtomicBool::new(grouped),
+                sends: AtomicBool::new(sends),
                 inner <- new_irq_spinlock!(
                     Inner {
                         dying: false,
@@ -414,6 +422,35 @@ impl ExtQp {
         self.wait_idle("mlx_ext_detach_qp");
     }
 
+    /// Asks the driver whether the QP is in RTS (`None`: it cannot say),
+    /// counted as a pending operation meanwhile, so that a detach or
+    /// destroy racing it waits until the query is over. Process context.
+    fn query_rts(&self) -> Result<Option<bool>> {
+        {
+            let mut inner = self.inner.lock();
+            if inner.dying {
+                return Err(Error::from_errno(-errno::ESHUTDOWN));
+            }
+            inner.in_flight += 1;
+        }
+        let rts = self.qp.is_in_rts();
+        self.end_one();
+        Ok(rts)
+    }
+
+    /// One pending operation (or query) is over: a detach or destroy
+    /// waiting for the last is woken.
+    fn end_one(&self) {
+        let idle = {
+            let mut inner = self.inner.lock();
+            inner.in_flight = inner.in_flight.saturating_sub(1);
+            inner.dying && inner.in_flight == 0
+        };
+        if idle {
+            self.idle.signal();
+        }
+    }
+
     /// Posts `op` for `req` with the lock held, unless the QP is being
     /// destroyed. Holding the lock across the post orders it against
     /// `destroy`: a request posted here is on the send queue before the
@@ -431,11 +468,19 @@ impl ExtQp {
         let fence = req.data().fence;
         // Every `AtomicOp` is one of the four atomic opcodes.
         let class = WrClass::of(op.to_wr().0).unwrap_or(WrClass::Masked);
+        // Read before the post: a refusal is learnt only if the QP was
+        // known to send when the request was posted.
+        let sends = self.sends.load(Ordering::Acquire);
         self.qp
             .post_atomic(req, op, addr, rkey, fence)
-            .inspect(|()| self.dev.driver_accepted(class))
+            .inspect(|()| {
+                if !sends {
+                    self.sends.store(true, Ordering::Release);
+                }
+                self.dev.driver_accepted(class)
+            })
             .map_err(|(e, req)| {
-                self.dev.driver_refused(class, -e.to_errno());
+                self.dev.driver_refused(class, -e.to_errno(), sends);
                 // What the driver was just found to lack is unavailable,
                 // whatever errno it said so with.
                 if self.dev.record().posts_class(class) {
@@ -556,14 +601,7 @@ fn finish(req: Request<OpState>, status: i32, wc_status: u32, reply: AtomicReply
         raw_response: reply.raw(),
         attempts: st.attempts,
     });
-    let idle = {
-        let mut inner = st.qp.inner.lock();
-        inner.in_flight = inner.in_flight.saturating_sub(1);
-        inner.dying && inner.in_flight == 0
-    };
-    if idle {
-        st.qp.idle.signal();
-    }
+    st.qp.end_one();
 }
 
 /// The reply a combined operation gets: its response as the adapter would
@@ -952,7 +990,7 @@ unsafe impl AtomicApi for Api {
         );
     }
 
-    fn post(qp: ArcBorrow<'_, ExtQp>, op: UlpOp, gfp: Flags) -> Result {
+    fn post(qp: ArcBorrow<'_, ExtQp>, op: UlpOp, gfp: Flags, can_sleep: bool) -> Result {
         // (Checked again under the lock where the request is posted.)
         if qp.closing.load(Ordering::Acquire) {
             return Err(Error::from_errno(-errno::ESHUTDOWN));
@@ -990,13 +1028,66 @@ unsafe impl AtomicApi for Api {
         };
         let request = qp.pool.take(state, gfp)?;
         // On failure the request is dropped: the ULP's `done` is not called.
-        let Some(op) = direct else {
-            return qp.start_emulated(request).map_err(|(e, _)| e);
+        let start = |request: Request<OpState>| match direct {
+            Some(op) => qp.send(request, op, true),
+            None => qp.start_emulated(request),
         };
-        let (e, mut request) = match qp.send(request, op, true) {
+        // Read before the post, as `post_locked` reads it.
+        let sent_before = qp.sends.load(Ordering::Acquire);
+        let (mut e, mut request) = match start(request) {
             Ok(()) => return Ok(()),
             Err(failed) => failed,
         };
+        // Refused on a QP not known to send: maybe in RTR, or INIT (a post
+        // racing rdma_cm's ESTABLISHED event, or a ULP's bug), which is no
+        // reason to think the driver lacks the opcode.
+        let code = e.to_errno();
+        if (code == -errno::EINVAL || code == -errno::EOPNOTSUPP) && !sent_before {
+            let rts = if can_sleep { qp.query_rts()? } else { None };
+            match rts {
+                // Not in RTS: the ULP's error.
+                Some(false) => return Err(e),
+                // In RTS: the request is posted again, on a QP now known
+                // to send; a second refusal is the opcode's, and is
+                // learnt.
+                Some(true) => {
+                    qp.sends.store(true, Ordering::Release);
+                    (e, request) = match start(request) {
+                        Ok(()) => return Ok(()),
+                        Err(failed) => failed,
+                    };
+                }
+                // It cannot be asked (an atomic caller, a driver without
+                // query_qp). A masked request or a fetch-and-add is
+                // carried out by the emulation this once, without learning
+                // anything: where the QP sends, its compare-and-swap is
+                // accepted and the QP known to send from then on, so that
+                // a later refusal is learnt; where it does not, that
+                // compare-and-swap fails as the request did. A
+                // compare-and-swap fails as the driver failed it.
+                None => {
+                    let class = direct.and_then(|op| WrClass::of(op.to_wr().0));
+                    let Some(class) = class.filter(|c| *c != WrClass::CmpSwap) else {
+                        return Err(e);
+                    };
+                    let mut once = crate::caps::Refusals::default();
+                    once.note(class, -code);
+                    let record = qp.dev.record().with_refusals(once);
+                    return match api::plan(&record, qp.flags, &request.data().req) {
+                        Ok(Plan::Emulate(m)) => {
+                            let st = request.data_mut();
+                            st.direct = None;
+                            st.masked = Some(m);
+                            qp.start_emulated(request).map_err(|(e, _)| e)
+                        }
+                        _ => Err(e),
+                    };
+                }
+            }
+        }
+        if direct.is_none() {
+            return Err(e);
+        }
         // A masked request or a fetch-and-add the driver just refused (its
         // refusal is now in the record, and the error EOPNOTSUPP) is
         // emulated over compare-and-swap, when the record still posts that.

@@ -76,15 +76,19 @@ impl DevState {
         }
     }
 
-    /// The driver refused a work request of `class` with `errno`: if that
-    /// is a refusal of the opcode (`EINVAL` or `EOPNOTSUPP`) of a class the
-    /// record posts, it is recorded, and logged once per class.
-    pub fn driver_refused(&self, class: WrClass, errno: i32) {
+    /// The driver refused a work request of `class` with `errno`, on a QP
+    /// known to send or not (`qp_sends`): if that is a refusal of the
+    /// opcode (`EINVAL` or `EOPNOTSUPP`) of a class the record posts
+    /// ([`Record::learns`]), it is recorded, and logged once per class.
+    pub fn driver_refused(&self, class: WrClass, errno: i32, qp_sends: bool) {
         let mut word = self.refused.load(Ordering::Acquire);
         loop {
             let mut refusals = Refusals::unpack(word);
             let accepted = self.accepted.load(Ordering::Acquire);
-            if !self.record.with_refusals(refusals).learns(class, accepted)
+            if !self
+                .record
+                .with_refusals(refusals)
+                .learns(class, accepted, qp_sends)
                 || !refusals.note(class, errno)
             {
                 return;

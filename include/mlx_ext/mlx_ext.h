@@ -189,7 +189,8 @@ int mlx_ext_init_qp_attr(struct ib_device *dev, struct ib_qp_init_attr *attr,
  * @flags: 0 or MLX_EXT_QP_ATOMIC_BE_REPLY (see there)
  *
  * One handle per QP. The QP may be in any state: operations posted before
- * it reaches RTS fail as ib_post_send() fails them.
+ * it reaches RTS fail as ib_post_send() fails them, and teach mlx_ext
+ * nothing about the device (Documentation/atomics.rst).
  *
  * Context: process context; may sleep (an rdma_cm event handler is fine).
  * Returns the handle, or an ERR_PTR: -EINVAL (@qp not RC, a send CQ not in
@@ -409,7 +410,10 @@ struct mlx_ext_atomic {
  * mlx_ext_post_atomic - start @op on @qp; @op->done tells the outcome
  * @gfp: for the QP's pool of mlx_ext's per-operation state, when more
  *       operations are pending at once than it holds and it grows by 8
- *       (GFP_ATOMIC where the caller cannot sleep); no allocation otherwise
+ *       (GFP_ATOMIC where the caller cannot sleep); no allocation otherwise.
+ *       One that allows blocking also lets mlx_ext ask the driver the QP's
+ *       state (ib_query_qp(), which may sleep) when the driver refuses a
+ *       request on a QP not yet known to send
  *
  * Context: any context ib_post_send() may be called from, @op->done of
  * this QP's operations included (with a @gfp that suits it).

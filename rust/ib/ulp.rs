@@ -177,6 +177,30 @@ impl Qp {
         unsafe { (*self.raw.as_ptr()).send_cq == (*other.raw.as_ptr()).send_cq }
     }
 
+    /// Whether the QP is in RTS now, where the send work requests posted
+    /// on it execute (`ib_query_qp`); `None` if the driver cannot say (it
+    /// has no `query_qp`, or it failed). Process context: drivers may sleep
+    /// to answer (mlx5 asks the firmware).
+    pub fn is_in_rts(&self) -> Option<bool> {
+        // SAFETY: all-zero is a valid `ib_qp_attr` and `ib_qp_init_attr`.
+        let mut attr: bindings::ib_qp_attr = unsafe { MaybeUninit::zeroed().assume_init() };
+        // SAFETY: as above.
+        let mut init: bindings::ib_qp_init_attr = unsafe { MaybeUninit::zeroed().assume_init() };
+        // SAFETY: the QP is valid until its detach returns (`attach`), and
+        // the caller counts this query as pending, which the detach waits
+        // for; both structures are writable and live across the call,
+        // which only fills them.
+        let ret = unsafe {
+            bindings::ib_query_qp(
+                self.raw.as_ptr(),
+                &mut attr,
+                bindings::ib_qp_attr_mask_IB_QP_STATE as c_int,
+                &mut init,
+            )
+        };
+        (ret == 0).then_some(attr.qp_state == bindings::ib_qp_state_IB_QPS_RTS)
+    }
+
     /// The `struct ib_qp`, for the ULP.
     pub fn as_ptr(&self) -> *mut c_void {
         self.raw.as_ptr().cast()
@@ -414,7 +438,9 @@ pub unsafe trait AtomicApi: 'static {
     /// mlx_ext created it.
     fn destroy_qp(qp: &Self::Qp);
     /// `mlx_ext_post_atomic`: on error, `op`'s `done` is not called.
-    fn post(qp: ArcBorrow<'_, Self::Qp>, op: UlpOp, gfp: Flags) -> Result;
+    /// `can_sleep`: the caller's GFP allows blocking (it is in process
+    /// context), which `gfp` says only as `GFP_KERNEL`.
+    fn post(qp: ArcBorrow<'_, Self::Qp>, op: UlpOp, gfp: Flags, can_sleep: bool) -> Result;
 }
 
 /// `MAX_ERRNO` of `include/linux/err.h`: the last 4095 addresses are
@@ -656,7 +682,7 @@ pub mod entry {
         // SAFETY: the caller's contract.
         let q = unsafe { borrow::<A>(qp) };
         let flags = if can_sleep { GFP_KERNEL } else { GFP_ATOMIC };
-        match A::post(q, UlpOp(op), flags) {
+        match A::post(q, UlpOp(op), flags, can_sleep) {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
         }

@@ -16,8 +16,8 @@ use crate::caps::WrClass;
 use crate::ib::{
     driver::{
         self, dma::MappedPages, AhAttr, Cq, CqNotifier, DeviceAttr, Driver, Mr, MrKeys, MrMap, Pd,
-        PortAttr, PortImmutable, PortState, Qp, QpAttr, QpInitAttr, QpRef, QpType, RecvWr, SendWr,
-        VfGuidKind, WcSink, CORE_CAP_IB_NO_SMI, MGMT_MAD_SIZE,
+        PortAttr, PortImmutable, PortState, Qp, QpAttr, QpInitAttr, QpRef, QpState, QpType, RecvWr,
+        SendWr, VfGuidKind, WcSink, CORE_CAP_IB_NO_SMI, MGMT_MAD_SIZE,
     },
     wq::OwnedQueue,
 };
@@ -404,6 +404,10 @@ impl Driver for Adapter {
             let _ = self.wq.enqueue(shared.clone());
         }
         Ok(())
+    }
+
+    fn qp_state(&self, qp: &Qp<Self>) -> QpState {
+        qp.data().shared.state()
     }
 
     fn destroy_qp(&self, qp: &Qp<Self>) {

@@ -387,6 +387,11 @@ impl QpShared {
         p
     }
 
+    /// The QP's state now (`query_qp`).
+    pub(super) fn state(&self) -> QpState {
+        self.inner.lock().state
+    }
+
     /// Applies a `modify_qp`: the state machine of the IB specification
     /// (ib_core's table), and the attributes the fabric uses. `Ok(true)`
     /// if the work item must run: it flushes a QP moved to ERR (completions

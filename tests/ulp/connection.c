@@ -99,8 +99,8 @@ static int fill_av(struct ib_device *src, struct ib_device *dst,
 	return -ENOENT;
 }
 
-int connect_qp(struct ib_qp *qp, struct ib_qp *dest, int access, u8 rd_atomic,
-	       bool *live)
+/* RESET to INIT; @live: the QP left RESET. */
+static int qp_to_init(struct ib_qp *qp, int access, bool *live)
 {
 	struct ib_qp_attr a = {};
 	int ret;
@@ -111,10 +111,20 @@ int connect_qp(struct ib_qp *qp, struct ib_qp *dest, int access, u8 rd_atomic,
 	a.qp_access_flags = access;
 	ret = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
 				    IB_QP_ACCESS_FLAGS);
+	if (!ret)
+		*live = true;
+	return ret;
+}
+
+int connect_qp(struct ib_qp *qp, struct ib_qp *dest, int access, u8 rd_atomic,
+	       bool *live)
+{
+	struct ib_qp_attr a = {};
+	int ret;
+
+	ret = qp_to_init(qp, access, live);
 	if (ret)
 		return ret;
-	*live = true;
-	memset(&a, 0, sizeof(a));
 	a.qp_state = IB_QPS_RTR;
 	a.path_mtu = IB_MTU_1024;
 	a.dest_qp_num = dest->qp_num;
@@ -381,7 +391,10 @@ const char *loop_setup_api(struct loop *l, struct ib_device *dev,
 			   QP_CREATE, 0, err);
 	if (stage)
 		return stage;
-	*err = connect_qp(l->qa, l->qb, qp_access, rd, &l->qa_live);
+	if (l->qa_init_only)
+		*err = qp_to_init(l->qa, qp_access, &l->qa_live);
+	else
+		*err = connect_qp(l->qa, l->qb, qp_access, rd, &l->qa_live);
 	if (!*err)
 		*err = connect_qp(l->qb, l->qa, qp_access, rd, &l->qb_live);
 	if (*err)

@@ -14,6 +14,82 @@
 
 #include "test_ulp.h"
 
+struct early {
+	struct mlx_ext_atomic op;
+	struct completion done;
+};
+
+static void early_done(struct mlx_ext_atomic *op)
+{
+	struct early *e = op->context;
+
+	complete(&e->done);
+}
+
+/*
+ * Masked fetch-and-adds (add 1 to the low 32-bit field) through
+ * mlx_ext_post_atomic() with @gfp, on a fresh loopback whose QP was
+ * attached in RESET and then connected, or (!@rts) taken to INIT only: the
+ * first is a QP's first request, and in INIT a post before RTS, as a ULP
+ * racing rdma_cm's ESTABLISHED event makes one. Where the first is posted,
+ * a second follows it on the same QP once it is done. "early ERR" where
+ * the first post failed, else "early ok STATUS STATUS2 WORD" (ERR in place
+ * of STATUS2 where the second post failed).
+ */
+int run_early(struct ib_device *dev, bool rts, gfp_t gfp)
+{
+	struct loop l = { .qa_init_only = !rts };
+	int err = 0, status[2] = {};
+	struct early *e;
+	const char *stage;
+	int i;
+
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	stage = loop_setup_api(&l, dev, dev, IB_POLL_SOFTIRQ, ALL_ACCESS, ALL_ACCESS,
+			       true, 0, &err);
+	if (stage)
+		goto out;
+	l.target[0] = 0x0000000100000001ULL;
+	for (i = 0; i < 2; i++) {
+		memset(&e->op, 0, sizeof(e->op));
+		init_completion(&e->done);
+		e->op.opcode = MLX_EXT_MASKED_FETCH_ADD;
+		e->op.size = 8;
+		e->op.remote_addr = word_addr(&l, 0);
+		e->op.rkey = l.mr->rkey;
+		/* Two 32-bit fields: no carry out of bit 31 or 63. */
+		e->op.compare_add = 1;
+		e->op.compare_add_mask = 0x8000000080000000ULL;
+		e->op.done = early_done;
+		e->op.context = e;
+		err = mlx_ext_post_atomic(l.xqa, &e->op, gfp);
+		if (err) {
+			status[i] = err;
+			break;
+		}
+		if (!wait_for_completion_timeout(&e->done, msecs_to_jiffies(TIMEOUT_MS))) {
+			/* mlx_ext still owns @op: leak it rather than free it. */
+			snprintf(tu_result, RESULT_MAX, "hung\n");
+			return 0;
+		}
+		status[i] = e->op.status;
+	}
+	if (i == 0 && err)
+		snprintf(tu_result, RESULT_MAX, "early %d\n", err);
+	else
+		snprintf(tu_result, RESULT_MAX, "early ok %d %d %#llx\n", status[0],
+			 status[1], l.target[0]);
+	err = 0;
+out:
+	loop_destroy(&l);
+	kfree(e);
+	if (stage)
+		snprintf(tu_result, RESULT_MAX, "early %s %d\n", stage, err);
+	return 0;
+}
+
 /* One operation through the API on a fresh loopback; returns its errno. */
 static int api_one(struct ib_device *dev, enum ib_poll_context poll, u32 flags,
 		   u32 opcode, u32 size, u64 offset, bool no_done)

@@ -95,6 +95,12 @@
  *   syncwait DEV
  *	One mlx_ext_atomic() (fetch-and-add 1) from the writing task, which a
  *	test may kill meanwhile: "ret R response V"; "syncresult" gives R.
+ *   early DEV init|rts kernel|atomic
+ *	Two masked fetch-and-adds, one after the other, through
+ *	mlx_ext_post_atomic() with GFP_KERNEL or GFP_ATOMIC, the first
+ *	requests of a QP attached in RESET and then taken to INIT only, or
+ *	connected: "early ERR" (the first post's errno) or "early ok STATUS
+ *	STATUS2 WORD".
  *   capsloop DEV
  *	A kernel thread calls mlx_ext_query_caps() on DEV in a loop, holding
  *	its own reference to the device (ib_device_try_get), as an rdma_cm
@@ -724,6 +730,19 @@ static int ctl_syncwait(struct ctl_req *r)
 	return run_syncwait(r->d->dev);
 }
 
+/* "early DEV init|rts kernel|atomic" */
+static int ctl_early(struct ctl_req *r)
+{
+	char state[8], gfp[8];
+
+	if (sscanf(r->buf, "%*s %*s %7s %7s", state, gfp) != 2 ||
+	    (strcmp(state, "init") && strcmp(state, "rts")) ||
+	    (strcmp(gfp, "kernel") && strcmp(gfp, "atomic")))
+		return -EINVAL;
+	return run_early(r->d->dev, !strcmp(state, "rts"),
+			 strcmp(gfp, "kernel") ? GFP_ATOMIC : GFP_KERNEL);
+}
+
 static int ctl_capsloop(struct ctl_req *r)
 {
 	int ret = caps_start(r->d->dev);
@@ -765,6 +784,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "events",		ctl_events },
 	{ "syncself",		ctl_syncself },
 	{ "syncwait",		ctl_syncwait },
+	{ "early",		ctl_early },
 	{ "capsloop",		ctl_capsloop },
 	{ "release",		ctl_release },
 };

@@ -64,6 +64,10 @@ struct loop {
 	 */
 	u32 sq_depth;
 	u8 rd_atomic;
+	/* Set before loop_setup_api(): qa goes to INIT only (a QP posted on
+	 * before it reaches RTS).
+	 */
+	bool qa_init_only;
 };
 
 struct op {
@@ -138,6 +142,7 @@ int run_apiflags(struct ib_device *dev);
 int run_attachflags(struct ib_device *dev, struct ib_device *other);
 int run_syncself(struct ib_device *dev, enum ib_poll_context poll);
 int run_syncwait(struct ib_device *dev);
+int run_early(struct ib_device *dev, bool rts, gfp_t gfp);
 int run_errors(struct ib_device *dev, enum ib_poll_context poll);
 
 /* guid.c */

@@ -14,7 +14,7 @@
 
 ALL_TESTS="test_api_exact test_api_flag_rules test_api_destroy_with_ops_in_flight
 	test_api_emulation_faults test_api_no_atomics test_api_driver_refusal_downgrades
-	test_api_driver_lacks_opcodes test_api_abi_and_fence
+	test_api_driver_lacks_opcodes test_api_post_before_rts test_api_abi_and_fence
 	test_api_refusal_in_softirq_during_rename test_api_query_caps_across_removal
 	test_api_sync_contexts test_api_contention test_api_combining test_api_request_pool
 	test_api_request_pool_growth_fails"
@@ -144,16 +144,19 @@ test_api_no_atomics() {
 }
 
 # A driver the rules do not know (the simulator's) that refuses the first
-# compare-and-swap ever posted to it with EOPNOTSUPP (refuse_atomics; cx4's
-# masked operations are emulated over it): the operation fails with
-# -EOPNOTSUPP, the device's masked_atomic_mode drops to unavailable with the
-# reason, once, and later operations are refused at post time. A new device
-# starts afresh. Then a refusal of a kind the driver accepted before: about
-# the QP, not the opcode, so the operation fails and nothing is learnt.
+# two compare-and-swaps ever posted to it with EOPNOTSUPP (refuse_atomics;
+# cx4's masked operations are emulated over it): the first, the QP's first
+# request, is posted again once the QP says it is in RTS, and refused
+# again; the operation fails with -EOPNOTSUPP, the device's
+# masked_atomic_mode drops to unavailable with the reason, once, and later
+# operations are refused at post time. A new device
+# starts afresh. Then a refusal of a kind the driver accepted before (here
+# too twice, the QP's first request posted again): about the QP, not the
+# opcode, so the operation fails and nothing is learnt.
 test_api_driver_refusal_downgrades() {
 	sim_new "4 cx4" || return 1
 	expect_eq "$(record mlxsim4)" "hca none emulated" "before" || return 1
-	echo 1 >$SIMDBG/mlxsim4/refuse_atomics || return 1
+	echo 2 >$SIMDBG/mlxsim4/refuse_atomics || return 1
 	expect_eq "$(ulp 'api mlxsim4 softirq 12 10 masked none')" "err op -95" "refused" || return 1
 	expect_eq "$(cat $SIMDBG/mlxsim4/refuse_atomics)" "0 0" "knob used" || return 1
 	expect_eq "$(record mlxsim4)" "hca none unavailable" "after" || return 1
@@ -168,7 +171,7 @@ test_api_driver_refusal_downgrades() {
 	sim_new "4 cx4" || return 1
 	expect_eq "$(record mlxsim4)" "hca none emulated" "a new device" || return 1
 	expect_eq "$(ulp 'api mlxsim4 softirq 12 10 masked none' | cut -c1-2)" ok "accepted first" || return 1
-	echo 1 >$SIMDBG/mlxsim4/refuse_atomics || return 1
+	echo 2 >$SIMDBG/mlxsim4/refuse_atomics || return 1
 	expect_eq "$(ulp 'api mlxsim4 softirq 12 10 masked none')" "err op -95" "refused after" || return 1
 	expect_eq "$(record mlxsim4)" "hca none emulated" "nothing learnt" || return 1
 	expect_eq "$(cat $IB/mlxsim4/mlx_ext/reason)" "" "no reason" || return 1
@@ -183,11 +186,14 @@ test_api_driver_refusal_downgrades() {
 # qedr, mthca and rdmavt do, or with EOPNOTSUPP, as erdma does: the first
 # refused request is emulated at once, every response and the final memory
 # still equal the host's reference, and the driver sees no masked request
-# after the first (the knob counts 1); the mode drops from native to
+# after the first two (the knob counts 2: the QP's first request, refused
+# before the QP was known to send, is posted again once the QP says it is
+# in RTS, and refused again); the mode drops from native to
 # emulated with the reason (sysfs, the log once), and standard atomics go
 # on natively. One that lacks fetch-and-add: emulated over compare-and-swap
-# from the first refusal on, exact. One that lacks every atomic opcode: a
-# refused compare-and-swap, posted as itself or by an emulation, and a
+# from the first refusal on (the first fetch-and-add, the QP's first
+# request, reaching the driver twice), exact. One that lacks every atomic
+# opcode: a refused compare-and-swap, posted as itself or by an emulation, and a
 # refused masked request make the device unavailable, with every reason;
 # later operations fail with -EOPNOTSUPP whichever errno the driver used,
 # and reach the driver no more.
@@ -203,7 +209,7 @@ test_api_driver_lacks_opcodes() {
 		expect_eq "$(record mlxsim6)" "hca hca native" "before ($errno)" || return 1
 		echo "masked $errno" >$knob || return 1
 		api_run mlxsim6 softirq 13 300 masked none 300 308 || return 1
-		expect_eq "$(cat $knob)" "masked $errno 1" "one masked request reached the driver" || return 1
+		expect_eq "$(cat $knob)" "masked $errno 2" "the first masked request reached the driver twice" || return 1
 		expect_eq "$(record mlxsim6)" "hca hca emulated" "after ($errno)" || return 1
 		grep -q "refused a masked atomic work request ($errno)" $IB/mlxsim6/mlx_ext/reason ||
 			{ echo "reason: $(cat $IB/mlxsim6/mlx_ext/reason)"; return 1; }
@@ -217,7 +223,7 @@ test_api_driver_lacks_opcodes() {
 		sim_new "8 cx4" || return 1
 		echo "fetch_add $errno" >$SIMDBG/mlxsim8/refuse_opcodes || return 1
 		api_run mlxsim8 softirq 13 300 std none 300 600 || return 1
-		expect_eq "$(cat $SIMDBG/mlxsim8/refuse_opcodes)" "fetch_add $errno 1" "one fetch-and-add reached the driver" || return 1
+		expect_eq "$(cat $SIMDBG/mlxsim8/refuse_opcodes)" "fetch_add $errno 2" "the first fetch-and-add reached the driver twice" || return 1
 		expect_eq "$(record mlxsim8)" "hca none emulated" "fetch_add ($errno)" || return 1
 		grep -q "refused a fetch-and-add ($errno)" $IB/mlxsim8/mlx_ext/reason ||
 			{ echo "reason: $(cat $IB/mlxsim8/mlx_ext/reason)"; return 1; }
@@ -236,8 +242,10 @@ test_api_driver_lacks_opcodes() {
 		for r in "masked atomic work request ($errno)" "compare-and-swap ($errno)"; do
 			case "$why" in *"$r"*) ;; *) echo "no '$r' in: $why"; return 1 ;; esac
 		done
-		# Each refusal reached the driver once, the kinds learnt.
+		# Each refusal reached the driver once, the kinds learnt, but the
+		# first on each of the two calls' fresh QPs: twice.
 		n=$(echo "$why" | grep -o "the driver refused a" | wc -l)
+		n=$((n + 2))
 		expect_eq "$(cat $knob)" "all $errno $n" "refusals ($errno)" || return 1
 		for kind in std masked; do
 			expect_eq "$(ulp "api mlxsim7 workqueue 12 10 $kind none")" "err op -95" "$kind later ($errno)" || return 1
@@ -246,6 +254,42 @@ test_api_driver_lacks_opcodes() {
 		objects_zero mlxsim7 || return 1
 		sim_del 7 || return 1
 	done
+}
+
+# A post before RTS (a ULP racing rdma_cm's ESTABLISHED event, or its bug)
+# on a fresh adapter whose driver the rules do not know (cx3: native
+# masked atomics): refused as ib_post_send() refuses it (-EINVAL), from a
+# caller that may sleep (which asks the QP its state) and from one that
+# may not (whose request the emulation tries once, and its compare-and-swap
+# is refused too); nothing is learnt, masked_atomic_mode stays native, and
+# a connected QP then works natively. Then, on a new device, the driver
+# lacks the masked opcodes (refuse_opcodes): the first request of a connected QP, from a
+# caller that may not sleep, is refused on a QP not yet known to send, so
+# it is emulated without learning; its compare-and-swap is accepted, and
+# the second request's refusal, on a QP known to send, is learnt: emulated,
+# exact, the mode emulated.
+test_api_post_before_rts() {
+	sim_new "9 cx3" || return 1
+	for gfp in kernel atomic; do
+		expect_eq "$(ulp "early mlxsim9 init $gfp")" "early -22" "in INIT ($gfp)" || return 1
+		expect_eq "$(record mlxsim9)" "hca hca native" "after a post in INIT ($gfp)" || return 1
+	done
+	expect_eq "$(cat $IB/mlxsim9/mlx_ext/reason)" "" "no reason" || return 1
+	expect_eq "$(dmesg | grep -c 'mlxsim9: the driver refused')" 0 "nothing learnt" || return 1
+	expect_eq "$(ulp 'early mlxsim9 rts kernel')" "early ok 0 0 0x100000003" "connected" || return 1
+	api_run mlxsim9 softirq 13 300 masked none 300 300 || return 1
+	expect_eq "$(record mlxsim9)" "hca hca native" "native after" || return 1
+	objects_zero mlxsim9 || return 1
+	# A new device, whose driver has accepted no masked request yet.
+	sim_del 9 && sim_new "9 cx3" || return 1
+	echo "masked EINVAL" >$SIMDBG/mlxsim9/refuse_opcodes || return 1
+	expect_eq "$(ulp 'early mlxsim9 rts atomic')" "early ok 0 0 0x100000003" "lacking masked" || return 1
+	expect_eq "$(cat $SIMDBG/mlxsim9/refuse_opcodes)" "masked EINVAL 2" "masked requests the driver saw" || return 1
+	expect_eq "$(record mlxsim9)" "hca hca emulated" "learnt from the second" || return 1
+	expect_eq "$(dmesg | grep -c 'mlxsim9: the driver refused an atomic work request (EINVAL): masked_atomic_mode is now emulated')" 1 \
+		"logged once" || return 1
+	objects_zero mlxsim9 || return 1
+	sim_del 9
 }
 
 # The checked contract of the calls that take a structure (API 1.3): the

@@ -496,14 +496,17 @@ impl Record {
 
     /// Whether a refusal of `class` by the driver at run time is learnt,
     /// `accepted` being the [`WrClass::bit`]s of what the driver accepted on
-    /// this device so far. Only what is posted can be refused; only a
-    /// driver without a row is learnt about (a known driver refuses what
-    /// its row says); and a driver that lacks an opcode refuses it every
-    /// time, so once it accepted a kind, a refusal of that kind is about
-    /// the QP, not the opcode (rxe, hns, ocrdma, rdmavt and the simulator
-    /// answer `EINVAL` to a QP that is not in RTS: the ULP's error).
-    pub fn learns(&self, class: WrClass, accepted: u32) -> bool {
-        self.driver.is_none() && self.posts_class(class) && accepted & class.bit() == 0
+    /// this device so far, and `qp_sends` whether the QP it was posted on
+    /// is known to be in a state that sends. Only what is posted can be
+    /// refused; only a driver without a row is learnt about (a known driver
+    /// refuses what its row says); a driver that lacks an opcode refuses it
+    /// every time, so once it accepted a kind, a refusal of that kind is
+    /// about the QP, not the opcode; and a refusal on a QP that may not
+    /// have reached RTS may be its state's (rxe, hns, ocrdma, rdmavt and
+    /// the simulator answer `EINVAL` to a post before RTS: the ULP's
+    /// error, or its race with rdma_cm's ESTABLISHED event).
+    pub fn learns(&self, class: WrClass, accepted: u32, qp_sends: bool) -> bool {
+        qp_sends && self.driver.is_none() && self.posts_class(class) && accepted & class.bit() == 0
     }
 }
 
@@ -990,15 +993,15 @@ mod tests {
     #[test]
     fn only_unknown_drivers_are_learnt_about() {
         let cx4 = Record::derive(&facts(0, 4115, 1, 0));
-        assert!(cx4.learns(WrClass::CmpSwap, 0) && cx4.learns(WrClass::FetchAdd, 0));
+        assert!(cx4.learns(WrClass::CmpSwap, 0, true) && cx4.learns(WrClass::FetchAdd, 0, true));
         // Not what is not posted.
-        assert!(!cx4.learns(WrClass::Masked, 0));
-        assert!(Record::derive(&facts(0, 4099, 1, 1)).learns(WrClass::Masked, 0));
+        assert!(!cx4.learns(WrClass::Masked, 0, true));
+        assert!(Record::derive(&facts(0, 4099, 1, 1)).learns(WrClass::Masked, 0, true));
         // Not a kind the driver accepted before: its refusal is about the
         // QP (its state), not the opcode. Other kinds still are.
         let cas = WrClass::CmpSwap.bit();
-        assert!(!cx4.learns(WrClass::CmpSwap, cas));
-        assert!(cx4.learns(WrClass::FetchAdd, cas));
+        assert!(!cx4.learns(WrClass::CmpSwap, cas, true));
+        assert!(cx4.learns(WrClass::FetchAdd, cas, true));
         assert_eq!(
             [WrClass::CmpSwap, WrClass::FetchAdd, WrClass::Masked].map(WrClass::bit),
             [1, 2, 4]
@@ -1008,17 +1011,40 @@ mod tests {
             cmp_swap: Some(EINVAL),
             ..Default::default()
         });
-        assert!(!down.learns(WrClass::CmpSwap, 0));
+        assert!(!down.learns(WrClass::CmpSwap, 0, true));
         // Known drivers: their rows say already; an EINVAL from them is
         // about the QP (its state, its SGE), not the opcode.
         for d in KNOWN_DRIVERS.iter() {
             let r = Record::derive(&facts(d.driver_id, 1, 1, 1));
             for c in [WrClass::CmpSwap, WrClass::FetchAdd, WrClass::Masked] {
-                assert!(!r.learns(c, 0), "{}", d.name);
+                assert!(!r.learns(c, 0, true), "{}", d.name);
             }
         }
         // Nothing to learn on a device without atomics.
         let none = Record::derive(&facts(0, 1, 0, 0));
-        assert!(!none.learns(WrClass::CmpSwap, 0));
+        assert!(!none.learns(WrClass::CmpSwap, 0, true));
+    }
+
+    /// A refusal on a QP not known to send is not learnt, whatever else
+    /// holds: a masked fetch-and-add posted in INIT on a fresh adapter
+    /// whose driver has no row is the ULP's error, not a missing opcode.
+    /// Known to send, the same refusal of the same first request is.
+    #[test]
+    fn refusals_before_rts_are_not_learnt() {
+        let cx3 = Record::derive(&facts(0, 4099, 1, 1));
+        for c in [WrClass::CmpSwap, WrClass::FetchAdd, WrClass::Masked] {
+            assert!(!cx3.learns(c, 0, false), "{c:?}");
+            assert!(cx3.learns(c, 0, true), "{c:?}");
+        }
+        // The emulation's compare-and-swap refused on that QP too: the
+        // device keeps its standard atomics.
+        let mut r = Refusals::default();
+        for c in [WrClass::Masked, WrClass::CmpSwap] {
+            if cx3.with_refusals(r).learns(c, 0, false) {
+                r.note(c, EINVAL);
+            }
+        }
+        assert!(r.is_empty());
+        assert_eq!(cx3.with_refusals(r).mode, cx3.mode);
     }
 }

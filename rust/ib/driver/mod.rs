@@ -127,6 +127,10 @@ pub trait Driver: Send + Sync + Sized + 'static {
     /// Changes the attributes in `mask` (`IB_QP_*`) of `qp`.
     fn modify_qp(&self, qp: &Qp<Self>, attr: &QpAttr, mask: u32) -> Result;
 
+    /// The state of `qp` now: what `ib_query_qp` answers in `qp_state`
+    /// and `cur_qp_state`.
+    fn qp_state(&self, qp: &Qp<Self>) -> QpState;
+
     /// Called before the QP's data is dropped: when it returns, nothing
     /// completes for the QP any more.
     fn destroy_qp(&self, _qp: &Qp<Self>) {}

@@ -99,6 +99,7 @@ impl<T: Driver> Adapter<T> {
             req_notify_cq: Some(Self::req_notify_cq),
             create_qp: Some(Self::create_qp),
             modify_qp: Some(Self::modify_qp),
+            query_qp: Some(Self::query_qp),
             destroy_qp: Some(Self::destroy_qp),
             post_send: Some(Self::post_send),
             post_recv: Some(Self::post_recv),
@@ -451,6 +452,38 @@ impl<T: Driver> Adapter<T> {
             dev.modify_qp(obj, &attr, mask)?;
             Ok(0)
         })
+    }
+
+    /// Answers the QP's state (`qp_state`, `cur_qp_state`); every other
+    /// attribute reads zero. Both structures are zeroed first: callers
+    /// pass them uninitialised (ib_core's `fill_res_qp_entry_query`, for
+    /// `rdma res show qp`, copies fields of them to user space), and real
+    /// drivers fill them whatever the mask (rxe_qp_to_attr,
+    /// mlx5_ib_query_qp).
+    unsafe extern "C" fn query_qp(
+        qp: *mut bindings::ib_qp,
+        attr: *mut bindings::ib_qp_attr,
+        _mask: c_int,
+        init: *mut bindings::ib_qp_init_attr,
+    ) -> c_int {
+        // SAFETY: see the module comment; `attr` and `init` (where not
+        // null) are the caller's, writable, and all-zero is a valid value
+        // of each.
+        let (obj, dev, attr) = unsafe {
+            core::ptr::write_bytes(attr, 0, 1);
+            if !init.is_null() {
+                core::ptr::write_bytes(init, 0, 1);
+            }
+            (
+                Qp::<T>::from_raw(qp),
+                DevObj::<T>::from_ib((*qp).device),
+                &mut *attr,
+            )
+        };
+        let state = dev.qp_state(obj) as u32;
+        attr.qp_state = state;
+        attr.cur_qp_state = state;
+        0
     }
 
     unsafe extern "C" fn destroy_qp(
