@@ -863,8 +863,10 @@ unsafe impl AtomicApi for Api {
             Some(m) => {
                 // (A device's record decides the flags a QP must have,
                 // so two QPs of one device have the same.)
-                // A member being detached is still a member: the group is
-                // its QPs' shared words, which outlive any one of them. Its
+                // The member is a live handle (the header's contract: not
+                // one being detached or destroyed, which frees it). The
+                // group is its QPs' shared words, which outlive any one of
+                // them: it goes on while other members come and go. Its
                 // QPs share one send CQ: an operation is completed by
                 // whichever QP's compare-and-swap carries it, so the
                 // contexts its `done` runs in, their serialisation, and

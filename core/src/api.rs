@@ -14,7 +14,7 @@ use crate::caps::{AtomicCap, MaskedMode, Record};
 /// The API's version, `MLX_EXT_API_VERSION` in the header: the major number
 /// changes when an existing call or structure changes, the minor one when
 /// something is added.
-pub const API_VERSION: (u32, u32) = (1, 4);
+pub const API_VERSION: (u32, u32) = (1, 5);
 
 /// `MLX_EXT_ATOMIC_FENCE`, a bit of `struct mlx_ext_atomic`'s `flags`
 /// (since 1.3): the operation's work requests carry `IB_SEND_FENCE`.
@@ -378,8 +378,10 @@ fn check_header(req: &Request) -> Result<(), Refusal> {
 /// Standard operations become masked ones: compare-and-swap compares and
 /// swaps the half only; fetch-and-add adds within the half (a field
 /// boundary at its top bit, and at the other half's, which adds 0). Masked
-/// ones keep their masks and field boundaries, shifted, with the half's
-/// top bit a boundary (a 32-bit add carries nothing out).
+/// ones keep the low 32 bits of their masks and field boundaries (the
+/// higher ones are ignored), shifted, with the half's top bit a boundary
+/// (a 32-bit add carries nothing out). The values (compare, add, swap)
+/// must fit in 32 bits.
 pub fn widen(req: &Request, host_big_endian: bool) -> Result<(Request, Option<Half>), Refusal> {
     if req.size != 4 {
         return Ok((*req, None));
@@ -389,19 +391,18 @@ pub fn widen(req: &Request, host_big_endian: bool) -> Result<(Request, Option<Ha
     if req.remote_addr % 4 != 0 {
         return Err(Refusal::Misaligned);
     }
+    // The values must fit in 32 bits; of the masks only the low 32 bits
+    // are read, as a 32-bit masked segment holds no more: UCX sets
+    // `swap_mask = UINT64_MAX` and the XOR boundary `UINT64_MAX` for its
+    // 4-byte operations (rc_verbs_impl.h:230-236, rc_mlx5.inl:1855-1869),
+    // and means "every bit".
     let fits = |v: u64| v <= u64::from(u32::MAX);
-    let used = match opcode {
-        Opcode::CmpSwap => [req.compare_add, req.swap, 0, 0],
-        Opcode::FetchAdd => [req.compare_add, 0, 0, 0],
-        Opcode::MaskedCmpSwap => [
-            req.compare_add,
-            req.compare_add_mask,
-            req.swap,
-            req.swap_mask,
-        ],
-        Opcode::MaskedFetchAdd => [req.compare_add, req.compare_add_mask, 0, 0],
+    let low = |v: u64| v & u64::from(u32::MAX);
+    let values = match opcode {
+        Opcode::CmpSwap | Opcode::MaskedCmpSwap => [req.compare_add, req.swap],
+        Opcode::FetchAdd | Opcode::MaskedFetchAdd => [req.compare_add, 0],
     };
-    if !used.iter().all(|&v| fits(v)) {
+    if !values.iter().all(|&v| fits(v)) {
         return Err(Refusal::WideOperand);
     }
     let upper = (req.remote_addr % 8 == 4) != host_big_endian;
@@ -420,14 +421,14 @@ pub fn widen(req: &Request, host_big_endian: bool) -> Result<(Request, Option<Ha
         Opcode::MaskedCmpSwap => (
             Opcode::MaskedCmpSwap,
             req.compare_add << shift,
-            req.compare_add_mask << shift,
+            low(req.compare_add_mask) << shift,
             req.swap << shift,
-            req.swap_mask << shift,
+            low(req.swap_mask) << shift,
         ),
         Opcode::MaskedFetchAdd => (
             Opcode::MaskedFetchAdd,
             req.compare_add << shift,
-            req.compare_add_mask << shift | tops,
+            low(req.compare_add_mask) << shift | tops,
             0,
             0,
         ),
@@ -1095,9 +1096,9 @@ mod tests {
         assert_eq!(widen(&f, false), Err(Refusal::WideOperand));
         let mut m = req(Opcode::MaskedFetchAdd);
         m.size = 4;
-        m.compare_add_mask = 1 << 40;
+        m.compare_add = 1 << 40;
         assert_eq!(widen(&m, false), Err(Refusal::WideOperand));
-        m.compare_add_mask = 0;
+        m.compare_add = 0;
         m.opcode = 9;
         assert_eq!(widen(&m, false), Err(Refusal::BadOpcode));
         m.flags = 2;
@@ -1255,5 +1256,49 @@ mod tests {
         };
         assert_eq!(w.step(cas), 0x12);
         assert_eq!(w.value(), 0xaa);
+    }
+
+    /// A 4-byte operation's masks: only their low 32 bits are read, so that
+    /// UCX's all-ones masks (its 4-byte SWAP and XOR) mean what they mean
+    /// in 32 bits; its values stay strict.
+    #[test]
+    fn four_byte_masks_ignore_their_upper_bits() {
+        for (opcode, upper) in [
+            (Opcode::MaskedCmpSwap, 0xdead_beef_0000_0000),
+            (Opcode::MaskedFetchAdd, u64::MAX << 32),
+        ] {
+            for addr in [0x1000, 0x1004] {
+                let mut r = req(opcode);
+                r.size = 4;
+                r.remote_addr = addr;
+                r.compare_add = 0x8000_0001;
+                r.compare_add_mask = 0xffff_0000;
+                r.swap = 0x1234_5678;
+                r.swap_mask = 0xffff_ffff;
+                let want = widen(&r, false).unwrap();
+                let mut wide = r;
+                wide.compare_add_mask |= upper;
+                wide.swap_mask |= upper;
+                assert_eq!(widen(&wide, false), Ok(want), "{opcode:?} at {addr:#x}");
+                // UCX's SWAP (compare mask 0, swap mask all ones) and XOR
+                // (boundary all ones).
+                let mut all = r;
+                all.compare_add_mask = u64::MAX;
+                all.swap_mask = u64::MAX;
+                let mut low = r;
+                low.compare_add_mask = u64::from(u32::MAX);
+                low.swap_mask = u64::from(u32::MAX);
+                assert_eq!(widen(&all, false), widen(&low, false));
+                // Values over 32 bits are refused still.
+                let mut v = wide;
+                v.compare_add = 1 << 32;
+                assert_eq!(widen(&v, false), Err(Refusal::WideOperand));
+                if opcode == Opcode::MaskedCmpSwap {
+                    let mut v = wide;
+                    v.swap = 1 << 32;
+                    assert_eq!(widen(&v, false), Err(Refusal::WideOperand));
+                }
+            }
+        }
     }
 }

@@ -61,7 +61,7 @@
 #include <rdma/ib_verbs.h>
 
 #define MLX_EXT_API_VERSION_MAJOR 1
-#define MLX_EXT_API_VERSION_MINOR 4
+#define MLX_EXT_API_VERSION_MINOR 5
 #define MLX_EXT_API_VERSION \
 	((MLX_EXT_API_VERSION_MAJOR << 16) | MLX_EXT_API_VERSION_MINOR)
 
@@ -340,7 +340,10 @@ typedef void (*mlx_ext_atomic_done_t)(struct mlx_ext_atomic *op);
  * @opcode: enum mlx_ext_atomic_opcode
  * @size: operand size in bytes: 8, or 4 (since 1.3): the 4 bytes at
  *	  @remote_addr, carried out as the masked operation on their aligned
- *	  8-byte word that changes only them; operands in their low 32 bits
+ *	  8-byte word that changes only them; operands in their low 32 bits:
+ *	  @compare_add and @swap must fit (-EINVAL), and of the masks
+ *	  (@compare_add_mask, @swap_mask) only the low 32 bits are read (since
+ *	  1.5, so that all-ones 64-bit masks mean all 32 bits; before, -EINVAL)
  * @flags: MLX_EXT_ATOMIC_* bits (since 1.3); others must be zero
  * @remote_addr: the word's address, aligned to @size
  * @rkey: the remote key of the region holding it (remote atomic access)
@@ -356,8 +359,9 @@ typedef void (*mlx_ext_atomic_done_t)(struct mlx_ext_atomic *op);
  *          the outcome UNKNOWN (the responder may have carried it out: a
  *          flushed compare-and-swap may hold the lock it took);
  *          -ECONNABORTED an emulated operation that waited behind a
- *          compare-and-swap that was flushed or timed out (never on the
- *          wire: not carried out; since 1.3),
+ *          compare-and-swap that was flushed or timed out (not carried
+ *          out: those of its compare-and-swaps that reached the wire
+ *          failed their comparison and changed nothing; since 1.3),
  *          -ESHUTDOWN stopped by mlx_ext_destroy_qp() or
  *          mlx_ext_detach_qp() before or between the compare-and-swaps of
  *          an emulation (not carried out), -EACCES remote access refused
@@ -419,7 +423,7 @@ struct mlx_ext_atomic {
  * this QP's operations included (with a @gfp that suits it).
  * Returns 0, or a negative errno and @op->done is not called: -EINVAL (a
  * bad opcode or size, a misaligned address, no @done, unknown @flags, a
- * non-zero @reserved, a 4-byte operation's operand over 32 bits, a ULP
+ * non-zero @reserved, a 4-byte operation's value over 32 bits, a ULP
  * built against another header), -EOPNOTSUPP (masked or 4-byte atomics
  * unavailable on the device, or standard ones not
  * posted by its driver; a big-endian-reply device and a QP created without

@@ -140,8 +140,13 @@ impl Qp {
     ///
     /// # Safety
     ///
-    /// `raw` is a valid QP that stays valid while the result lives (the
-    /// header's contract: the ULP detaches before it destroys the QP).
+    /// `raw` is a valid QP that stays valid until the result is last used
+    /// to reach it: the header's contract is that the ULP destroys the QP
+    /// only after `mlx_ext_detach_qp` returned, by when no operation of
+    /// the QP is pending and none can be posted. The result itself may be
+    /// dropped later (the last reference to its handle can go with a
+    /// completion handler that just finished), and dropping an attached
+    /// `Qp` does not touch the QP.
     pub unsafe fn attach(raw: NonNull<bindings::ib_qp>) -> Self {
         Self {
             raw,
