@@ -689,9 +689,10 @@ impl DirOps for VportFiles {
     }
 
     /// Sets a VF's GUID through its driver's `set_vf_guid`, as `ip link set
-    /// <pf> vf N node_guid|port_guid` does: 1 to 16 hex digits, `0` for
-    /// none, not all ones (`-EINVAL`, nothing set); the driver's error as
-    /// it is.
+    /// <pf> vf N node_guid|port_guid` does: any value, 0 and all ones
+    /// included (what the clients release a VF's GUID with), in hex or
+    /// the colon form (`parse_vport_guid`); malformed input is `-EINVAL`
+    /// and sets nothing; the driver's error as it is.
     /// The PF's are read-only.
     fn store(&self, id: u32, data: &[u8]) -> Result {
         let which = Self::which(id)?;

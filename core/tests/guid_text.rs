@@ -25,6 +25,12 @@ fn well_formed_inputs() {
         (b"1", 1),
         (b"0x1\n", 1),
         (b"0000000000000001", 1),
+        // The colon form of ip link, ib-sriov-cni and MLNX_OFED.
+        (b"00:11:22:33:44:55:66:77", 0x0011_2233_4455_6677),
+        (b"00:02:C9:03:00:00:12:34\n", 0x0002_c903_0000_1234),
+        (b"ff:ff:ff:ff:ff:ff:ff:ff", u64::MAX),
+        (b"FF:FF:FF:FF:FF:FF:FF:FF\n", u64::MAX),
+        (b"00:00:00:00:00:00:00:00", 0),
     ];
     for &(input, want) in cases {
         assert_eq!(
@@ -63,6 +69,22 @@ const MALFORMED: &[&[u8]] = &[
     b"1\x002",
     b"0x0x12",
     b"\xff",
+    // 7 or 9 octets, an octet of one or three digits, stray colons.
+    b"00:11:22:33:44:55:66",
+    b"00:11:22:33:44:55:66:77:88",
+    b"0:11:22:33:44:55:66:77",
+    b"000:11:22:33:44:55:66:77",
+    b"00:11:22:33:44:55:66:7",
+    b"00:11:22:33:44:55:66:77:",
+    b":00:11:22:33:44:55:66:77",
+    b"00::11:22:33:44:55:66:77",
+    b"0x00:11:22:33:44:55:66:77",
+    b"00-11-22-33-44-55-66-77",
+    b"00:11:22:33:44:55:66:7g",
+    b"+0:11:22:33:44:55:66:77",
+    b" 0:11:22:33:44:55:66:77",
+    b"00:11:22:33:44:55:66:77\n\n",
+    b":",
 ];
 
 #[test]
@@ -217,14 +239,27 @@ fn a_vports_guid_is_a_guid() {
     );
     assert_eq!(parse_vport_guid(b"1"), Ok(1));
     assert_eq!(parse_vport_guid(b"fffffffffffffffe"), Ok(u64::MAX - 1));
-    // 0 is "none", as ip link takes it.
-    for none in [&b"0"[..], b"0x0\n", b"0000000000000000"] {
-        assert_eq!(parse_vport_guid(none), Ok(0), "{none:?}");
+    // 0 and all ones, in any form: what the clients write to release a
+    // VF's GUID, passed to the driver as mlx5_ib passes them.
+    for zero in [
+        &b"0"[..],
+        b"0x0\n",
+        b"0000000000000000",
+        b"00:00:00:00:00:00:00:00",
+    ] {
+        assert_eq!(parse_vport_guid(zero), Ok(0), "{zero:?}");
     }
-    for bad in [&b"ffffffffffffffff"[..], b"0xFFFFFFFFFFFFFFFF\n"] {
-        assert_eq!(parse_vport_guid(bad), Err(GuidError::NotAGuid), "{bad:?}");
-        assert_eq!(GuidError::NotAGuid.errno(), -22);
+    for ones in [
+        &b"ffffffffffffffff"[..],
+        b"0xFFFFFFFFFFFFFFFF\n",
+        b"FF:FF:FF:FF:FF:FF:FF:FF",
+    ] {
+        assert_eq!(parse_vport_guid(ones), Ok(u64::MAX), "{ones:?}");
     }
+    assert_eq!(
+        parse_vport_guid(b"00:02:c9:03:00:ab:cd:ef\n"),
+        Ok(0x2_c903_00ab_cdef)
+    );
     // Malformed input is malformed, as for admin_guids.
     for bad in [
         &b""[..],

@@ -27,9 +27,12 @@ cleanup() {
 # set but what is written (not at the tree's making, not at its removal);
 # the SM sees a vport's port GUID (an alias of it is refused as a
 # duplicate). One pair per VF under the first port, as mlx5 keeps them
-# whatever the port. 0 is "none", as ip link takes it; all ones and bad
-# input are EINVAL and set nothing; the PF's are read-only; the driver's
-# error comes back as it is. The alias model never calls set_vf_guid.
+# whatever the port. 0 and all ones go to the driver as any value, in the
+# colon form of ip link too (iproute2 lib/utils.c get_guid; ib-sriov-cni
+# releases a VF's GUID with FF:FF:FF:FF:FF:FF:FF:FF, sriov.go:321-357);
+# bad input (7 or 9 octets included) is EINVAL and sets nothing; the PF's
+# are read-only; the driver's error comes back as it is. The alias model
+# never calls set_vf_guid.
 test_guid_vports() {
 	sim_new "354 connectib 2 3" || return 1
 	d=mlxsim354 I=$IB/mlxsim354/iov
@@ -49,7 +52,8 @@ test_guid_vports() {
 	expect_eq "$(vf_guids_of 354 | tr '\n' ';')" \
 		"calls 3 failed 0 refused 0;0 1 node 0000000000001111;0 1 port 0000000000002222;2 1 port 0002c90300abcdef;" \
 		"what the driver was told" || return 1
-	for bad in ffffffffffffffff 0x "\n" "1 2" 12345678901234567 -1 "1\n\n"; do
+	for bad in 0x "\n" "1 2" 12345678901234567 -1 "1\n\n" 00:11:22:33:44:55:66 \
+		00:11:22:33:44:55:66:77:88 0:11:22:33:44:55:66:77; do
 		expect_eq "$(sim_write $F1/port_guid "$bad")" "Invalid argument" "'$bad'" || return 1
 	done
 	case "$(sim_write $F0/port_guid 5)" in
@@ -60,10 +64,15 @@ test_guid_vports() {
 	expect_eq "$(sim_write $F1/port_guid 0x3333)" "Input/output error" "a driver failure" || return 1
 	expect_eq "$(vf_guids_of 354 | head -1) $(cat $F1/port_guid)" "calls 4 failed 1 refused 0 2222" \
 		"after bad writes and a failure" || return 1
-	# 0: none, as ip link takes it.
+	# 0, which ip link sends like any value; all ones in the colon form,
+	# as ib-sriov-cni releases a VF's GUID: the driver is told both.
 	echo 0 >$F3/port_guid || return 1
 	expect_eq "$(cat $F3/port_guid) $(vf_guids_of 354 | head -1)" "0 calls 5 failed 1 refused 0" "VF3 cleared" || return 1
-	echo 2c90300abcdef >$F3/port_guid || return 1
+	echo FF:FF:FF:FF:FF:FF:FF:FF >$F3/port_guid || return 1
+	expect_eq "$(cat $F3/port_guid) $(vf_guids_of 354 | sed -n '1p;4p' | tr '\n' ';')" \
+		"ffffffffffffffff calls 6 failed 1 refused 0;2 1 port ffffffffffffffff;" "VF3 released with all ones" || return 1
+	echo 00:02:c9:03:00:ab:cd:ef >$F3/port_guid || return 1
+	expect_eq "$(cat $F3/port_guid)" "2c90300abcdef" "the colon form" || return 1
 	# The SM sees VF1's vport: an alias of its port GUID is a duplicate.
 	expect_eq "$(ulp "guidinfo $d 1 set 1 3 2222 77" | cut -d' ' -f1,4-5)" "ok 0 77" "an alias of a vport's GUID" || return 1
 	# Nothing ever went to the SA from mlx_ext: the ULP's one request only.
@@ -77,7 +86,7 @@ test_guid_vports() {
 	# can run after both writes: the tree for 3 VFs is there until then).
 	wait_until 5 eval "[ -e $I/0162:00:00.2/ports/1/port_guid ] && [ ! -e $I/0162:00:00.3 ]" ||
 		{ echo "no tree for 2 VFs, or VF3 outlived its VF"; return 1; }
-	expect_eq "$(cat $F1/port_guid) $(vf_guids_of 354 | head -1)" "2222 calls 6 failed 1 refused 0" \
+	expect_eq "$(cat $F1/port_guid) $(vf_guids_of 354 | head -1)" "2222 calls 7 failed 1 refused 0" \
 		"after off, on and a change of VFs" || return 1
 	dmesg | grep -q "mlxsim354: port 1: VF GUIDs on vports for 2 VFs, one pair per VF" ||
 		{ echo "no message for the vports"; return 1; }
@@ -90,6 +99,9 @@ test_guid_vports() {
 		{ echo "cx3: no alias table"; return 1; }
 	wait_until 10 gid_is mlxsim356 2 $(sm_guid 356 2) || { echo "cx3 never converged"; return 1; }
 	echo 0x4444 >$IB/mlxsim356/iov/ports/1/admin_guids/2 && wait_until 5 gid_is mlxsim356 2 0000000000004444 || return 1
+	# The colon form on an alias table's entry too.
+	echo 00:00:00:00:00:00:55:55 >$IB/mlxsim356/iov/ports/1/admin_guids/2 &&
+		wait_until 5 gid_is mlxsim356 2 0000000000005555 || { echo "the colon form on admin_guids"; return 1; }
 	expect_eq "$(vf_guids_of 356)" "calls 0 failed 0 refused 0" "cx3: no set_vf_guid call" || return 1
 	sim_del 355; sim_del 356
 }

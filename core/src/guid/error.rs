@@ -23,8 +23,6 @@ pub enum GuidError {
     /// The table is being removed: its GUIDs are being deleted at the SM
     /// (`-ENODEV`).
     Retired,
-    /// All ones written as a vport's GUID (`-EINVAL`).
-    NotAGuid,
 }
 
 const EPERM: i32 = 1;
@@ -39,7 +37,7 @@ impl GuidError {
     pub const fn errno(&self) -> i32 {
         match self {
             Self::TooManyVfs => -ERANGE,
-            Self::Malformed | Self::NoSuchEntry | Self::NotAGuid => -EINVAL,
+            Self::Malformed | Self::NoSuchEntry => -EINVAL,
             Self::ReadOnly => -EPERM,
             Self::StaleAnswer => -ENOENT,
             Self::Retired => -ENODEV,
@@ -57,7 +55,6 @@ impl GuidError {
             Self::NoSuchEntry => "no such GUID entry on the port",
             Self::StaleAnswer => "answer for a request that is not outstanding",
             Self::Retired => "the table is being removed and its GUIDs deleted",
-            Self::NotAGuid => "a VF's node or port GUID cannot be ffffffffffffffff (0 is none)",
         }
     }
 }

@@ -7,15 +7,24 @@ use core::fmt;
 
 use super::GuidError;
 
-/// Parses what user space wrote to `admin_guids/<n>`.
+/// Parses what user space wrote to `admin_guids/<n>` or a vport file.
 ///
-/// Accepted: 1 to 16 hex digits (either case), optionally after `0x` or
-/// `0X`, optionally followed by one newline. Everything else (empty, `0x`
-/// alone, a sign, spaces, 17 digits or more, a second newline, a NUL) is
-/// [`GuidError::Malformed`]. Unlike upstream's `sscanf("%llx")`, nothing is
-/// silently truncated or ignored.
+/// Accepted, optionally followed by one newline:
+/// - 1 to 16 hex digits (either case), optionally after `0x` or `0X`;
+/// - the colon form of iproute2's `get_guid` (lib/utils.c: exactly 23
+///   characters, eight octets of two hex digits, the first the most
+///   significant), which `ip link`, ib-sriov-cni and MLNX_OFED's
+///   `sriov/<vf>/node` write: `00:11:22:33:44:55:66:77`.
+///
+/// Everything else (empty, `0x` alone, a sign, spaces, 17 digits or more,
+/// 7 or 9 octets, an octet of one or three digits, a second newline, a
+/// NUL) is [`GuidError::Malformed`]. Unlike upstream's `sscanf("%llx")`,
+/// nothing is silently truncated or ignored.
 pub fn parse_admin_guid(input: &[u8]) -> Result<u64, GuidError> {
     let body = input.strip_suffix(b"\n").unwrap_or(input);
+    if body.contains(&b':') {
+        return parse_colon_guid(body);
+    }
     let digits = body
         .strip_prefix(b"0x")
         .or_else(|| body.strip_prefix(b"0X"))
@@ -25,29 +34,49 @@ pub fn parse_admin_guid(input: &[u8]) -> Result<u64, GuidError> {
     }
     let mut value = 0u64;
     for &c in digits {
-        let digit = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            b'A'..=b'F' => c - b'A' + 10,
-            _ => return Err(GuidError::Malformed),
-        };
         // At most 16 digits: the shift never loses a set bit.
-        value = (value << 4) | u64::from(digit);
+        value = (value << 4) | u64::from(hex_digit(c)?);
+    }
+    Ok(value)
+}
+
+fn hex_digit(c: u8) -> Result<u8, GuidError> {
+    match c {
+        b'0'..=b'9' => Ok(c - b'0'),
+        b'a'..=b'f' => Ok(c - b'a' + 10),
+        b'A'..=b'F' => Ok(c - b'A' + 10),
+        _ => Err(GuidError::Malformed),
+    }
+}
+
+/// `xx:xx:xx:xx:xx:xx:xx:xx`, as iproute2's `get_guid` takes it (but
+/// stricter: two hex digits per octet, where its `strtoul` would also take
+/// a sign or a space).
+fn parse_colon_guid(body: &[u8]) -> Result<u64, GuidError> {
+    let mut value = 0u64;
+    let mut octets = 0;
+    for octet in body.split(|&c| c == b':') {
+        let [hi, lo] = octet else {
+            return Err(GuidError::Malformed);
+        };
+        value = (value << 8) | u64::from(hex_digit(*hi)? << 4 | hex_digit(*lo)?);
+        octets += 1;
+    }
+    if octets != 8 {
+        return Err(GuidError::Malformed);
     }
     Ok(value)
 }
 
 /// Parses what an administrator wrote to a VF's `node_guid` or `port_guid`
-/// (the vport model): as [`parse_admin_guid`]. `0` is "none", as `ip link`
-/// and mlx5 take it (mlx5's `sriov_restore_guids` skips a zero GUID); all
-/// ones, the delete marker of `admin_guids`, is no GUID here:
-/// [`GuidError::NotAGuid`] (stricter than `ip link`). On error nothing is
-/// set.
+/// (the vport model): as [`parse_admin_guid`], every value included. `0`
+/// and all ones are what the clients write to release a VF's GUID
+/// (ib-sriov-cni restores `FF:FF:FF:FF:FF:FF:FF:FF`, networking-mlnx's
+/// mlx5 path and the operator write all ones), and mlx5_ib passes any
+/// value to the firmware (`ib_virt.c`, `set_vf_node_guid`); the driver
+/// decides. On error nothing is set.
 pub fn parse_vport_guid(input: &[u8]) -> Result<u64, GuidError> {
-    match parse_admin_guid(input)? {
-        super::GUID_DELETE => Err(GuidError::NotAGuid),
-        value => Ok(value),
-    }
+    parse_admin_guid(input)
 }
 
 /// Parses what an administrator wrote to a device's
