@@ -438,6 +438,15 @@ impl ExtQp {
         Ok(rts)
     }
 
+    /// Starts `req`, refused as a direct work request, as the emulation
+    /// `m` instead.
+    fn emulate_instead(&self, mut req: Request<OpState>, m: MaskedOp) -> Result {
+        let st = req.data_mut();
+        st.direct = None;
+        st.masked = Some(m);
+        self.start_emulated(req).map_err(|(e, _)| e)
+    }
+
     /// One pending operation (or query) is over: a detach or destroy
     /// waiting for the last is woken.
     fn end_one(&self) {
@@ -1076,12 +1085,7 @@ unsafe impl AtomicApi for Api {
                     once.note(class, -code);
                     let record = qp.dev.record().with_refusals(once);
                     return match api::plan(&record, qp.flags, &request.data().req) {
-                        Ok(Plan::Emulate(m)) => {
-                            let st = request.data_mut();
-                            st.direct = None;
-                            st.masked = Some(m);
-                            qp.start_emulated(request).map_err(|(e, _)| e)
-                        }
+                        Ok(Plan::Emulate(m)) => qp.emulate_instead(request, m),
                         _ => Err(e),
                     };
                 }
@@ -1097,12 +1101,7 @@ unsafe impl AtomicApi for Api {
             return Err(e);
         }
         match api::plan(&qp.dev.record(), qp.flags, &request.data().req) {
-            Ok(Plan::Emulate(m)) => {
-                let st = request.data_mut();
-                st.direct = None;
-                st.masked = Some(m);
-                qp.start_emulated(request).map_err(|(e, _)| e)
-            }
+            Ok(Plan::Emulate(m)) => qp.emulate_instead(request, m),
             Ok(Plan::Direct(_)) => Err(e),
             Err(r) => Err(errno_err(r.errno())),
         }
