@@ -16,8 +16,8 @@ use crate::{
     ib::{
         sync::{Event, IrqSpinLock},
         ulp::{
-            AtomicApi, Caps, Completion, Handler, Outcome, Pd, Qp, QpInit, Request, RequestPool,
-            UlpOp,
+            AtomicApi, Caps, Completion, Gfp, Handler, Outcome, Pd, Qp, QpInit, Request,
+            RequestPool, UlpOp,
         },
     },
     new_irq_spinlock,
@@ -25,7 +25,6 @@ use crate::{
 };
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
-    alloc::Flags,
     prelude::*,
     sync::{Arc, ArcBorrow},
 };
@@ -1001,7 +1000,7 @@ unsafe impl AtomicApi for Api {
         );
     }
 
-    fn post(qp: ArcBorrow<'_, ExtQp>, op: UlpOp, gfp: Flags, can_sleep: bool) -> Result {
+    fn post(qp: ArcBorrow<'_, ExtQp>, op: UlpOp, gfp: Gfp) -> Result {
         // (Checked again under the lock where the request is posted.)
         if qp.closing.load(Ordering::Acquire) {
             return Err(Error::from_errno(-errno::ESHUTDOWN));
@@ -1054,7 +1053,11 @@ unsafe impl AtomicApi for Api {
         // reason to think the driver lacks the opcode.
         let code = e.to_errno();
         if (code == -errno::EINVAL || code == -errno::EOPNOTSUPP) && !sent_before {
-            let rts = if can_sleep { qp.query_rts()? } else { None };
+            let rts = if gfp.can_sleep() {
+                qp.query_rts()?
+            } else {
+                None
+            };
             match rts {
                 // Not in RTS: the ULP's error.
                 Some(false) => return Err(e),

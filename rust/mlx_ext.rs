@@ -42,6 +42,8 @@ struct MlxExt {
     _reports: ib::Registration<report::DeviceReports>,
     /// After the client: its devices' SA queries end before it goes.
     _sa: ib::iov::SaClient,
+    /// Last: the waiters of `mlx_ext_atomic()`, free once no ULP is left.
+    _sync: ib::ulp::SyncWaiters,
 }
 
 impl kernel::Module for MlxExt {
@@ -54,6 +56,7 @@ impl kernel::Module for MlxExt {
             _selftest: selftest,
             _reports: ib::Registration::new()?,
             _sa: sa,
+            _sync: ib::ulp::SyncWaiters::default(),
         })
     }
 }

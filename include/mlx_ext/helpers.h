@@ -367,15 +367,22 @@ bool mlx_ext_wait_for_completion_ms(struct completion *c, unsigned int ms);
  */
 
 /**
- * mlx_ext_rs_post_atomic - mlx_ext_post_atomic() with the gfp_t reduced to
- * what mlx_ext's allocation needs to know (Rust, rust/ib/ulp.rs; called by
- * rust/helpers/export.c)
+ * mlx_ext_rs_post_atomic - mlx_ext_post_atomic() once rust/helpers/export.c
+ * checked the caller's header (Rust, rust/ib/ulp.rs); @gfp is the caller's,
+ * unchanged
  */
 struct mlx_ext_qp;
 struct mlx_ext_atomic;
 struct mlx_ext_caps;
 int mlx_ext_rs_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
-			   bool can_sleep);
+			   gfp_t gfp);
+
+/**
+ * mlx_ext_sync_pool_free - free the waiters mlx_ext_atomic() keeps for
+ * reuse (rust/helpers/export.c), at the module's exit, once no operation
+ * is left
+ */
+void mlx_ext_sync_pool_free(void);
 
 /**
  * mlx_ext_rs_query_caps - mlx_ext_query_caps() once rust/helpers/export.c
@@ -455,6 +462,21 @@ bool mlx_ext_ib_cq_cqe_model(const struct ib_cq *cq);
  * ib_free_cq(); the helper says why). Sleeps.
  */
 void mlx_ext_ib_cq_quiesce(struct ib_cq *cq);
+
+/**
+ * mlx_ext_ib_alloc_chunk - kmalloc(@size, @gfp) aligned to @align (a power
+ * of two dividing @size), for a request pool's chunk: with the flags a ULP
+ * passed to mlx_ext_post_atomic(), which the kernel crate's allocation
+ * flags cannot carry (they have no constructor from a gfp_t); NULL if it
+ * fails
+ */
+void *mlx_ext_ib_alloc_chunk(size_t size, size_t align, gfp_t gfp);
+
+/** mlx_ext_ib_free_chunk - kfree() what mlx_ext_ib_alloc_chunk() gave */
+void mlx_ext_ib_free_chunk(void *chunk);
+
+/** mlx_ext_ib_gfp_can_sleep - gfpflags_allow_blocking(@gfp) */
+bool mlx_ext_ib_gfp_can_sleep(gfp_t gfp);
 
 /**
  * mlx_ext_ib_dma_map_replies - map the @len bytes of reply buffers at @buf

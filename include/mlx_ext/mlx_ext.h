@@ -414,7 +414,9 @@ struct mlx_ext_atomic {
  * mlx_ext_post_atomic - start @op on @qp; @op->done tells the outcome
  * @gfp: for the QP's pool of mlx_ext's per-operation state, when more
  *       operations are pending at once than it holds and it grows by 8
- *       (GFP_ATOMIC where the caller cannot sleep); no allocation otherwise.
+ *       (GFP_ATOMIC or GFP_NOWAIT where the caller cannot sleep), taken as
+ *       it is, modifiers included (__GFP_NOWARN, __GFP_NORETRY,
+ *       __GFP_ACCOUNT); no allocation otherwise.
  *       One that allows blocking also lets mlx_ext ask the driver the QP's
  *       state (ib_query_qp(), which may sleep) when the driver refuses a
  *       request on a QP not yet known to send

@@ -17,6 +17,7 @@
 #include <linux/refcount.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <mlx_ext/helpers.h>
 #include <mlx_ext/mlx_ext.h>
@@ -81,15 +82,16 @@ static int mlx_ext_post(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 	int ret;
 
 	/*
-	 * mlx_ext allocates with GFP_KERNEL where the caller may sleep: a
-	 * caller that may not recurse into I/O or a filesystem (GFP_NOIO,
-	 * GFP_NOFS) gets that restriction as a scope around the call.
+	 * mlx_ext's own allocation (a request pool's growth) takes @gfp as
+	 * it is. What the call may do beyond it (ib_query_qp(), whose driver
+	 * allocates as it likes) gets a caller's GFP_NOIO or GFP_NOFS as a
+	 * scope around the call.
 	 */
 	if (can_sleep && !(gfp & __GFP_IO))
 		scope = memalloc_noio_save();
 	else if (can_sleep && !(gfp & __GFP_FS))
 		scope = memalloc_nofs_save();
-	ret = mlx_ext_rs_post_atomic(qp, op, can_sleep);
+	ret = mlx_ext_rs_post_atomic(qp, op, gfp);
 	if (can_sleep && !(gfp & __GFP_IO))
 		memalloc_noio_restore(scope);
 	else if (can_sleep && !(gfp & __GFP_FS))
@@ -114,17 +116,61 @@ EXPORT_SYMBOL_GPL(mlx_ext_post_atomic_v1);
  * signal returns at once, and the operation ends later by itself (it cannot
  * be called back once posted). Two references: the waiter's, and the
  * callback's.
+ *
+ * Like the requests of the asynchronous path, these come from a pool: a
+ * waiter whose last reference goes returns to a free list, and one is
+ * allocated only when none is free. The pool holds as many as callers ever
+ * waited at once, on any QP, and is freed with the module
+ * (mlx_ext_sync_pool_free()): by then every operation has ended, since a
+ * QP's detach or destroy waits for its operations and a ULP cannot outlive
+ * the module it calls.
  */
 struct mlx_ext_sync_op {
 	struct mlx_ext_atomic op;
 	struct completion done;
 	refcount_t ref;
+	struct mlx_ext_sync_op *next_free;
 };
 
+/* The free waiters; the lock is taken from the callbacks' contexts. */
+static DEFINE_SPINLOCK(mlx_ext_sync_lock);
+static struct mlx_ext_sync_op *mlx_ext_sync_free;
+
+/* A free waiter, or a new one. Process context. */
+static struct mlx_ext_sync_op *mlx_ext_sync_get(void)
+{
+	struct mlx_ext_sync_op *s;
+	unsigned long flags;
+
+	spin_lock_irqsave(&mlx_ext_sync_lock, flags);
+	s = mlx_ext_sync_free;
+	if (s)
+		mlx_ext_sync_free = s->next_free;
+	spin_unlock_irqrestore(&mlx_ext_sync_lock, flags);
+	return s ?: kmalloc(sizeof(*s), GFP_KERNEL);
+}
+
+/* Any context. */
 static void mlx_ext_sync_put(struct mlx_ext_sync_op *s)
 {
-	if (refcount_dec_and_test(&s->ref))
+	unsigned long flags;
+
+	if (!refcount_dec_and_test(&s->ref))
+		return;
+	spin_lock_irqsave(&mlx_ext_sync_lock, flags);
+	s->next_free = mlx_ext_sync_free;
+	mlx_ext_sync_free = s;
+	spin_unlock_irqrestore(&mlx_ext_sync_lock, flags);
+}
+
+void mlx_ext_sync_pool_free(void)
+{
+	struct mlx_ext_sync_op *s;
+
+	while ((s = mlx_ext_sync_free)) {
+		mlx_ext_sync_free = s->next_free;
 		kfree(s);
+	}
 }
 
 /* Any context: the send CQ's. */
@@ -197,7 +243,7 @@ int mlx_ext_atomic_v1(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 		return -EDEADLK;
 	}
 	might_sleep();
-	s = kmalloc(sizeof(*s), GFP_KERNEL);
+	s = mlx_ext_sync_get();
 	if (!s)
 		return -ENOMEM;
 	s->op = *op;
@@ -207,7 +253,9 @@ int mlx_ext_atomic_v1(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 	refcount_set(&s->ref, 2);
 	ret = mlx_ext_post(qp, &s->op, GFP_KERNEL);
 	if (ret) {
-		kfree(s);
+		/* Not posted: the callback's reference is never used. */
+		refcount_set(&s->ref, 1);
+		mlx_ext_sync_put(s);
 		return ret;
 	}
 	/* Always comes: a completion, a flush, or mlx_ext_destroy_qp(). */

@@ -3,10 +3,12 @@
 
 #include <linux/completion.h>
 #include <linux/device.h>
+#include <linux/gfp.h>
 #include <linux/if_link.h>
 #include <linux/pci.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <linux/workqueue.h>
@@ -244,6 +246,33 @@ void mlx_ext_ib_cq_quiesce(struct ib_cq *cq)
 	 */
 	if (cq->poll_ctx == IB_POLL_SOFTIRQ)
 		synchronize_rcu();
+}
+
+void *mlx_ext_ib_alloc_chunk(size_t size, size_t align, gfp_t gfp)
+{
+	void *chunk = kmalloc(size, gfp);
+
+	/*
+	 * kmalloc aligns an object to at least the largest power of two
+	 * dividing its size (Documentation/core-api/memory-allocation.rst);
+	 * checked all the same, since a reply line shared with other data
+	 * would be a silent DMA bug.
+	 */
+	if (chunk && !IS_ALIGNED((unsigned long)chunk, align)) {
+		kfree(chunk);
+		return NULL;
+	}
+	return chunk;
+}
+
+void mlx_ext_ib_free_chunk(void *chunk)
+{
+	kfree(chunk);
+}
+
+bool mlx_ext_ib_gfp_can_sleep(gfp_t gfp)
+{
+	return gfpflags_allow_blocking(gfp);
 }
 
 int mlx_ext_ib_dma_map_replies(struct ib_device *dev, void *buf, size_t len,

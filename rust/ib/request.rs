@@ -17,7 +17,8 @@
 //!
 //! A pool starts with one chunk and grows by one when a request is taken
 //! with none free, with the taker's allocation flags; chunks stay until the
-//! pool goes. So a QP allocates once per [`CHUNK_SLOTS`] of its peak of
+//! pool goes. The taker's flags are a [`Gfp`], the `gfp_t` a ULP passed
+//! as it passed it. So a QP allocates once per [`CHUNK_SLOTS`] of its peak of
 //! operations pending at once, never per operation. A slot goes back to
 //! the free list when its request is dropped or turned back into the
 //! caller's state, before the caller's completion code runs: a ULP that
@@ -35,19 +36,42 @@ use super::bindings;
 use crate::ib::sync::IrqSpinLock;
 use core::{
     cell::UnsafeCell,
-    mem::{offset_of, size_of, ManuallyDrop, MaybeUninit},
+    mem::{align_of, offset_of, size_of, ManuallyDrop, MaybeUninit},
     ptr::{addr_of_mut, NonNull},
     sync::atomic::{AtomicU64, Ordering},
 };
-use kernel::{alloc::Flags, error::to_result, prelude::*, sync::Arc, types::Opaque};
+use kernel::{error::to_result, prelude::*, sync::Arc, types::Opaque};
+
+/// A caller's allocation flags, the `gfp_t` it passed, bits it alone
+/// knows included (`__GFP_NOWARN`, `__GFP_NORETRY`, `__GFP_ACCOUNT`): the
+/// kernel crate's `alloc::Flags` names a few masks and cannot be made from
+/// a `gfp_t`, so a pool's chunks are allocated through a C helper.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gfp(bindings::gfp_t);
+
+impl Gfp {
+    /// `GFP_KERNEL`.
+    pub const KERNEL: Gfp = Gfp(kernel::bindings::GFP_KERNEL);
+
+    /// The flags a caller passed.
+    pub fn from_raw(gfp: bindings::gfp_t) -> Self {
+        Self(gfp)
+    }
+
+    /// Whether an allocation with these flags may sleep
+    /// (`gfpflags_allow_blocking`): the caller is in process context.
+    pub fn can_sleep(self) -> bool {
+        // SAFETY: a test of bits.
+        unsafe { bindings::mlx_ext_ib_gfp_can_sleep(self.0) }
+    }
+}
 
 /// The slots of one chunk.
 pub const CHUNK_SLOTS: usize = 8;
 
 /// One reply buffer, in a DMA cache line of its own (128 bytes covers every
-/// architecture's `ARCH_DMA_MINALIGN`; the 6.12 Rust allocator pads a
-/// chunk's size to a multiple of its alignment, and kmalloc aligns an
-/// object to the largest power of two dividing its size).
+/// architecture's `ARCH_DMA_MINALIGN`; a chunk is allocated with this
+/// alignment, `mlx_ext_ib_alloc_chunk`).
 #[repr(C, align(128))]
 struct ReplyLine(UnsafeCell<u64>);
 
@@ -123,13 +147,14 @@ impl<T: Handler> Lists<T> {
 ///
 /// # Safety
 ///
-/// `chunk` came from `KBox::into_raw` in [`PoolInner::grow`], was mapped on
-/// `dev`, and nothing refers to it or its slots any more.
+/// `chunk` was made by [`PoolInner::grow`] and mapped on `dev`, and nothing
+/// refers to it or its slots any more. Its fields need no drop: a free
+/// slot's `pool` is `None` and its `data` uninitialised.
 unsafe fn free_chunk<T: Handler>(dev: *mut bindings::ib_device, chunk: *mut Chunk<T>) {
     // SAFETY: the caller's contract.
     unsafe {
         bindings::mlx_ext_ib_dma_unmap_replies(dev, (*chunk).dma, size_of::<Replies>());
-        drop(KBox::from_raw(chunk));
+        bindings::mlx_ext_ib_free_chunk(chunk.cast());
     }
 }
 
@@ -187,9 +212,16 @@ pub(super) fn count_posted() {
 impl<T: Handler> PoolInner<T> {
     /// Allocates, maps and links a chunk; returns its first slot and links
     /// the others as a list (for the free list).
-    fn grow(&self, gfp: Flags) -> Result<NonNull<Slot<T>>> {
-        let mut uninit = KBox::<Chunk<T>>::new_uninit(gfp)?;
-        let chunk: *mut Chunk<T> = uninit.as_mut_ptr();
+    fn grow(&self, gfp: Gfp) -> Result<NonNull<Slot<T>>> {
+        // SAFETY: kmalloc, with the alignment of `Chunk<T>` (128), which
+        // divides its size as every type's alignment divides its size.
+        let chunk = unsafe {
+            bindings::mlx_ext_ib_alloc_chunk(size_of::<Chunk<T>>(), align_of::<Chunk<T>>(), gfp.0)
+        }
+        .cast::<Chunk<T>>();
+        if chunk.is_null() {
+            return Err(ENOMEM);
+        }
         // SAFETY: `chunk` is valid for writes (just allocated); every field
         // is written before it is read, through raw pointers.
         unsafe {
@@ -216,18 +248,21 @@ impl<T: Handler> PoolInner<T> {
         let mut dma = 0u64;
         // SAFETY: `replies` is `size_of::<Replies>()` bytes in lines of their
         // own, alive until the pool unmaps and frees the chunk.
-        to_result(unsafe {
+        let mapped = to_result(unsafe {
             bindings::mlx_ext_ib_dma_map_replies(
                 self.dev,
                 addr_of_mut!((*chunk).replies).cast(),
                 size_of::<Replies>(),
                 &mut dma,
             )
-        })?;
+        });
+        if let Err(e) = mapped {
+            // SAFETY: allocated above, never mapped nor linked.
+            unsafe { bindings::mlx_ext_ib_free_chunk(chunk.cast()) };
+            return Err(e);
+        }
         // SAFETY: as above; the last field.
         unsafe { addr_of_mut!((*chunk).dma).write(dma) };
-        // SAFETY: every field was written above.
-        let chunk = KBox::into_raw(unsafe { uninit.assume_init() });
         let mut lists = self.lists.lock();
         if let Some(freed) = lists.pop_free() {
             // A slot came back (or another taker grew the pool) meanwhile:
@@ -257,7 +292,7 @@ impl<T: Handler> PoolInner<T> {
     }
 
     /// A free slot, growing the pool if none is.
-    fn take(&self, gfp: Flags) -> Result<NonNull<Slot<T>>> {
+    fn take(&self, gfp: Gfp) -> Result<NonNull<Slot<T>>> {
         let slot = self.lists.lock().pop_free();
         match slot {
             Some(s) => Ok(s),
@@ -310,7 +345,7 @@ impl<T: Handler> RequestPool<T> {
             }),
             GFP_KERNEL,
         )?;
-        let first = inner.grow(GFP_KERNEL)?;
+        let first = inner.grow(Gfp::KERNEL)?;
         // SAFETY: `first` was just handed out and nothing uses it.
         unsafe { inner.lists.lock().push_free(first) };
         Ok(Self(inner))
@@ -318,7 +353,7 @@ impl<T: Handler> RequestPool<T> {
 
     /// A request holding `data`: a free slot, or one of a new chunk
     /// allocated with `gfp` when none is free.
-    pub fn take(&self, data: T, gfp: Flags) -> Result<Request<T>> {
+    pub fn take(&self, data: T, gfp: Gfp) -> Result<Request<T>> {
         let slot = self.0.take(gfp)?;
         // SAFETY: the slot is free, so ours: its pool and data are unset.
         unsafe {

@@ -7,7 +7,7 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 
-pub use super::request::{Completion, Handler, Request, RequestPool};
+pub use super::request::{Completion, Gfp, Handler, Request, RequestPool};
 use super::{bindings, compat, Client, Device};
 use crate::atomics::wr::AtomicOp;
 use core::{
@@ -16,7 +16,6 @@ use core::{
     sync::atomic::{AtomicBool, Ordering},
 };
 use kernel::{
-    alloc::Flags,
     error::{from_err_ptr, to_result},
     ffi::{c_int, c_void},
     prelude::*,
@@ -443,9 +442,23 @@ pub unsafe trait AtomicApi: 'static {
     /// mlx_ext created it.
     fn destroy_qp(qp: &Self::Qp);
     /// `mlx_ext_post_atomic`: on error, `op`'s `done` is not called.
-    /// `can_sleep`: the caller's GFP allows blocking (it is in process
-    /// context), which `gfp` says only as `GFP_KERNEL`.
-    fn post(qp: ArcBorrow<'_, Self::Qp>, op: UlpOp, gfp: Flags, can_sleep: bool) -> Result;
+    /// `gfp` is the caller's, as it passed it.
+    fn post(qp: ArcBorrow<'_, Self::Qp>, op: UlpOp, gfp: Gfp) -> Result;
+}
+
+/// The waiters `mlx_ext_atomic()` keeps for reuse (`rust/helpers/export.c`),
+/// freed when this is dropped: at the module's exit, when no ULP is left
+/// to have an operation pending.
+/// The module owns it for its life (`Default`).
+#[derive(Default)]
+pub struct SyncWaiters(());
+
+impl Drop for SyncWaiters {
+    fn drop(&mut self) {
+        // SAFETY: the module exits: every ULP that could call
+        // mlx_ext_atomic() has gone, and with it every QP and operation.
+        unsafe { bindings::mlx_ext_sync_pool_free() };
+    }
 }
 
 /// `MAX_ERRNO` of `include/linux/err.h`: the last 4095 addresses are
@@ -676,7 +689,7 @@ pub mod entry {
     pub unsafe fn post_atomic<A: AtomicApi>(
         qp: *mut c_void,
         op: *mut c_void,
-        can_sleep: bool,
+        gfp: bindings::gfp_t,
     ) -> c_int {
         let Some(op) = NonNull::new(op.cast::<bindings::mlx_ext_atomic>()) else {
             return EINVAL.to_errno();
@@ -686,8 +699,7 @@ pub mod entry {
         }
         // SAFETY: the caller's contract.
         let q = unsafe { borrow::<A>(qp) };
-        let flags = if can_sleep { GFP_KERNEL } else { GFP_ATOMIC };
-        match A::post(q, UlpOp(op), flags, can_sleep) {
+        match A::post(q, UlpOp(op), Gfp::from_raw(gfp)) {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
         }
@@ -824,8 +836,8 @@ macro_rules! export_atomic_api {
             unsafe { $crate::ib::ulp::entry::destroy_qp::<$api>(qp) }
         }
 
-        /// `mlx_ext_post_atomic`, called by its C wrapper with
-        /// `gfpflags_allow_blocking(gfp)`.
+        /// `mlx_ext_post_atomic`, called by its C wrapper once it checked
+        /// the caller's header, with the caller's `gfp`.
         ///
         /// # Safety
         ///
@@ -834,10 +846,10 @@ macro_rules! export_atomic_api {
         pub unsafe extern "C" fn mlx_ext_rs_post_atomic(
             qp: *mut ::kernel::ffi::c_void,
             op: *mut ::kernel::ffi::c_void,
-            can_sleep: bool,
+            gfp: ::kernel::ffi::c_uint,
         ) -> ::kernel::ffi::c_int {
             // SAFETY: the header's contract.
-            unsafe { $crate::ib::ulp::entry::post_atomic::<$api>(qp, op, can_sleep) }
+            unsafe { $crate::ib::ulp::entry::post_atomic::<$api>(qp, op, gfp) }
         }
     };
 }

@@ -1077,7 +1077,8 @@ out:
 }
 
 /*
- * flight: @depth operations kept in flight on one QP, each reposted from
+ * flight: @depth operations kept in flight on one QP, the first @depth
+ * posted here with @gfp, each reposted from
  * its done callback (GFP_ATOMIC there) until @ops have been posted: the
  * asynchronous path, and the request pool's growth and reuse. Masked: a
  * masked fetch-and-add of 1 on the low 32-bit field of word 0 (a boundary
@@ -1155,7 +1156,7 @@ static void flight_fill(struct flight *f, struct mlx_ext_atomic *op)
 #define FLIGHT_HIGH 0x5a5a5a5a00000000ULL
 
 int run_flight(struct ib_device *dev, enum ib_poll_context poll, u32 depth,
-	       u32 ops, const char *kind)
+	       u32 ops, const char *kind, gfp_t gfp)
 {
 	const char *stage = NULL;
 	struct flight *f;
@@ -1182,7 +1183,7 @@ int run_flight(struct ib_device *dev, enum ib_poll_context poll, u32 depth,
 	init_completion(&f->all);
 	t0 = ktime_get_ns();
 	for (i = 0; i < depth; i++)
-		if (!flight_post(f, &f->op[i], GFP_KERNEL))
+		if (!flight_post(f, &f->op[i], gfp))
 			break;
 	flight_put(f);
 	if (!wait_for_completion_timeout(&f->all, msecs_to_jiffies(120000))) {

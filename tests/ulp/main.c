@@ -67,10 +67,13 @@
  *   burst DEV POLL N
  *	N (up to 8) masked fetch-and-adds posted at once on one word from one
  *	QP, 50 times (run_burst): "ok ops O attempts A word W" or "bad ...".
- *   flight DEV POLL DEPTH OPS KIND
+ *   flight DEV POLL DEPTH OPS KIND [GFP]
  *	DEPTH (up to 256) operations kept in flight on one QP, each reposted
  *	from its done callback, until OPS are done (run_flight): KIND masked
  *	(masked FA of 1 on the low 32-bit field of a word) or std (FA of 1).
+ *	The first DEPTH are posted by the writing task with GFP: kernel
+ *	(GFP_KERNEL, the default), nowait (GFP_NOWAIT) or quiet
+ *	(GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN).
  *	"ok ops O ns_per_op T attempts A", "bad ..." or "err STAGE CODE".
  *   guidinfo DEV PORT METHOD BLOCK MASK [GUID...]
  *	One GuidInfoRecord query through ib_sa (ib_sa_guid_info_rec_query,
@@ -95,6 +98,10 @@
  *   syncwait DEV
  *	One mlx_ext_atomic() (fetch-and-add 1) from the writing task, which a
  *	test may kill meanwhile: "ret R response V"; "syncresult" gives R.
+ *   heldsync DEV
+ *	One mlx_ext_atomic() on the QP of "hold DEV N api" (a masked
+ *	fetch-and-add of 1 on its word 1, the 63rd bit a boundary):
+ *	"heldsync RET response V".
  *   early DEV init|rts kernel|atomic
  *	Two masked fetch-and-adds, one after the other, through
  *	mlx_ext_post_atomic() with GFP_KERNEL or GFP_ATOMIC, the first
@@ -612,14 +619,25 @@ static int ctl_burst(struct ctl_req *r)
 
 static int ctl_flight(struct ctl_req *r)
 {
-	char poll_s[16], kind[16];
+	char poll_s[16], kind[16], gfp_s[16] = "kernel";
 	enum ib_poll_context poll;
 	unsigned int depth, count;
+	gfp_t gfp;
+	int n;
 
-	if (sscanf(r->buf, "%*s %*s %15s %u %u %15s", poll_s, &depth, &count,
-		   kind) != 4 || parse_poll(poll_s, &poll))
+	n = sscanf(r->buf, "%*s %*s %15s %u %u %15s %15s", poll_s, &depth,
+		   &count, kind, gfp_s);
+	if (n < 4 || parse_poll(poll_s, &poll))
 		return -EINVAL;
-	return run_flight(r->d->dev, poll, depth, count, kind);
+	if (!strcmp(gfp_s, "kernel"))
+		gfp = GFP_KERNEL;
+	else if (!strcmp(gfp_s, "nowait"))
+		gfp = GFP_NOWAIT;
+	else if (!strcmp(gfp_s, "quiet"))
+		gfp = GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN;
+	else
+		return -EINVAL;
+	return run_flight(r->d->dev, poll, depth, count, kind, gfp);
 }
 
 static int ctl_contend(struct ctl_req *r)
@@ -730,6 +748,28 @@ static int ctl_syncwait(struct ctl_req *r)
 	return run_syncwait(r->d->dev);
 }
 
+/* "heldsync DEV": a masked fetch-and-add of 1 on word 1 of the held QP. */
+static int ctl_heldsync(struct ctl_req *r)
+{
+	struct ulp_dev *d = r->d;
+	struct mlx_ext_atomic op = {
+		.opcode = MLX_EXT_MASKED_FETCH_ADD,
+		.size = 8,
+		.compare_add = 1,
+		.compare_add_mask = 1ULL << 63,
+	};
+	int ret;
+
+	if (!d->held || !d->held->xqa)
+		return -EINVAL;
+	op.remote_addr = word_addr(d->held, 1);
+	op.rkey = d->held->mr->rkey;
+	ret = mlx_ext_atomic(d->held->xqa, &op);
+	snprintf(tu_result, RESULT_MAX, "%s %d response %llu\n", r->cmd, ret,
+		 op.response);
+	return 0;
+}
+
 /* "early DEV init|rts kernel|atomic" */
 static int ctl_early(struct ctl_req *r)
 {
@@ -784,6 +824,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "events",		ctl_events },
 	{ "syncself",		ctl_syncself },
 	{ "syncwait",		ctl_syncwait },
+	{ "heldsync",		ctl_heldsync },
 	{ "early",		ctl_early },
 	{ "capsloop",		ctl_capsloop },
 	{ "release",		ctl_release },

@@ -133,7 +133,7 @@ int run_bench(struct ib_device *dev, enum ib_poll_context poll, u32 ops,
 	      bool full);
 int run_burst(struct ib_device *dev, enum ib_poll_context poll, u32 n);
 int run_flight(struct ib_device *dev, enum ib_poll_context poll, u32 depth,
-	       u32 ops, const char *kind);
+	       u32 ops, const char *kind, gfp_t gfp);
 
 /* errors.c */
 extern int sync_ret;

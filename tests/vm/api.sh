@@ -17,7 +17,7 @@ ALL_TESTS="test_api_exact test_api_flag_rules test_api_destroy_with_ops_in_fligh
 	test_api_driver_lacks_opcodes test_api_post_before_rts test_api_abi_and_fence
 	test_api_refusal_in_softirq_during_rename test_api_query_caps_across_removal
 	test_api_sync_contexts test_api_contention test_api_combining test_api_request_pool
-	test_api_request_pool_growth_fails"
+	test_api_request_pool_growth_fails test_api_post_gfp test_api_sync_no_allocation"
 
 setup() {
 	stack_up sim && stack_models
@@ -549,6 +549,76 @@ EOF_STATS
 	[ "$got" != "${got#ok}" ] || { echo "never got through: $got"; return 1; }
 	expect_eq "$post_enomem" 2 "growths failed at a post (the 9th and the 17th)" || return 1
 	flight_pool mlxsim0 masked 64 400 1 8
+}
+
+# same_flags A B: the gfp_flags A and B of a kmem trace name the same flags
+# (show_gfp_flags, include/trace/events/mmflags.h, names them in the order
+# of its table).
+same_flags() {
+	[ "$(echo "$1" | tr '|' '\n' | sort | tr '\n' ' ')" = \
+		"$(echo "$2" | tr '|' '\n' | sort | tr '\n' ' ')" ]
+}
+
+# The GFP a ULP passes to mlx_ext_post_atomic() is what mlx_ext allocates
+# with (issue 37 item 2): a flight of 24 on cx3, its completions held back,
+# posted by the writing task with GFP_NOWAIT and then with
+# GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN. The kmem:kmalloc
+# events of the pool's chunk allocations (mlx_ext_ib_alloc_chunk) are the
+# QP's first chunk, at attach (GFP_KERNEL), and the growths at the 9th and
+# 17th posts, with the caller's flags: not GFP_ATOMIC (reserves) or
+# GFP_KERNEL (sleeps), as when mlx_ext kept only whether the caller may
+# sleep. (The whole trace is read: a "call_site.function" filter matched
+# nothing of a module here.)
+test_api_post_gfp() {
+	tr=/sys/kernel/tracing
+	[ -d $tr/events ] || mount -t tracefs nodev $tr 2>/dev/null
+	ev=$tr/events/kmem/kmalloc
+	[ -d $ev ] || { echo "no kmem:kmalloc event"; return $KSFT_SKIP; }
+	echo 100 >$SIMDBG/mlxsim0/completion_delay_ms
+	rc=0
+	for case in "nowait GFP_NOWAIT" "quiet GFP_KERNEL_ACCOUNT|__GFP_NORETRY|__GFP_NOWARN"; do
+		set -- $case
+		echo >$tr/trace
+		echo 1 >$ev/enable
+		got=$(ulp "flight mlxsim0 softirq 24 24 masked $1")
+		echo 0 >$ev/enable
+		flags=$(sed -n 's/.*call_site=mlx_ext_ib_alloc_chunk+.* gfp_flags=\([^ ]*\) .*/\1/p' $tr/trace)
+		echo "$1: $got; chunks allocated with:" $flags
+		case "$got" in "ok ops 24 "*) ;; *) rc=1; break ;; esac
+		set -- $flags
+		[ $# = 3 ] || { echo "expected 3 chunk allocations, got $#"; rc=1; break; }
+		expect_eq "$1" GFP_KERNEL "the QP's first chunk" || { rc=1; break; }
+		same_flags "$2" "${case#* }" && same_flags "$3" "${case#* }" ||
+			{ echo "the growths did not take the caller's ${case#* }"; rc=1; break; }
+	done
+	echo >$tr/trace
+	echo 0 >$SIMDBG/mlxsim0/completion_delay_ms
+	return $rc
+}
+
+# mlx_ext_atomic() allocates nothing once its pool of waiters holds one
+# (issue 37 item 3; rust/helpers/export.c): on a held QP, one synchronous
+# operation warms the pool, and the next, with the first allocation made
+# with mlx_ext on the stack failing (failslab's fail-nth), still succeeds
+# and makes none. Native on cx3, emulated on rxe0.
+test_api_sync_no_allocation() {
+	[ -d $FAILSLAB ] || { echo "no $FAILSLAB"; return $KSFT_SKIP; }
+	rc=0
+	for dev in mlxsim0 rxe0; do
+		expect_eq "$(ulp "hold $dev 0 api")" "hold 0" "$dev: hold" || { rc=1; break; }
+		expect_eq "$(ulp "heldsync $dev")" "heldsync 0 response 0" "$dev: the first" ||
+			{ rc=1; ulp "release $dev" >/dev/null; break; }
+		failslab_on_mlx_ext
+		fail_nth 1 "echo 'heldsync $dev' >$ULPCTL"
+		failslab_off
+		got=$(cat $ULPCTL)
+		echo "$dev: the second, an allocation set to fail: $got (injected: $INJECTED)"
+		expect_eq "$got" "heldsync 0 response 1" "$dev: the second" || rc=1
+		expect_eq "$INJECTED" 0 "$dev: allocations of the second" || rc=1
+		expect_eq "$(ulp "release $dev")" "release 0" "$dev: release" || rc=1
+		[ $rc = 0 ] || break
+	done
+	return $rc
 }
 
 ktap_main "$@"
