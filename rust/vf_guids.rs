@@ -25,7 +25,7 @@ use crate::{
         can_switch_on, function_name, guid_model, on_by_default, parse_switch, parse_vport_guid,
         pci_vf_count, placement, switch_text, AdminGuid, Answer, AnswerStatus, Config, Engine,
         EntryIdx, Gid, GuidModel, Method, NoTree, Parent, PciVfs, PortFacts, Request, SmBackend,
-        SubmitError, VfsChanging, PORT_GUIDS,
+        SubmitError, VfsChanging, VportGuid, PORT_GUIDS,
     },
     ib::{
         iov::{
@@ -685,7 +685,7 @@ impl DirOps for VportFiles {
                 }
             }
         };
-        writeln!(out, "{}", AdminGuid(guid)).map_err(|_| ENOSPC)
+        writeln!(out, "{}", VportGuid(guid)).map_err(|_| ENOSPC)
     }
 
     /// Sets a VF's GUID through its driver's `set_vf_guid`, as `ip link set

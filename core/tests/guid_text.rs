@@ -3,8 +3,8 @@
 //! What `admin_guids/<n>` accepts and what the sysfs files show.
 
 use mlx_ext_core::guid::{
-    parse_admin_guid, parse_switch, switch_text, AdminGuid, Config, Engine, EntryIdx, Gid,
-    GuidError, DEFAULT_SUBNET_PREFIX,
+    parse_admin_guid, parse_switch, parse_vport_guid, switch_text, AdminGuid, Config, Engine,
+    EntryIdx, Gid, GuidError, VportGuid, DEFAULT_SUBNET_PREFIX,
 };
 
 fn ent(n: u8) -> EntryIdx {
@@ -155,14 +155,59 @@ fn the_pf_hardware_guid_is_read_only() {
     assert_eq!(engine.oper(ent(0)), 0x77);
 }
 
+/// `admin_guids` shows 16 digits, leading zeros included, so that
+/// networking-mlnx's `^[0-9a-fA-F]{16}$` takes every value, OpenSM's
+/// (`0x001405...`) among them.
 #[test]
-fn formats_follow_upstream_mlx4() {
+fn admin_values_show_sixteen_digits() {
     assert_eq!(AdminGuid(u64::MAX).to_string(), "ffffffffffffffff");
-    assert_eq!(AdminGuid(0).to_string(), "0");
+    assert_eq!(AdminGuid(0).to_string(), "0000000000000000");
     assert_eq!(
         AdminGuid(0x0002_c903_00ab_cdef).to_string(),
-        "2c90300abcdef"
+        "0002c90300abcdef"
     );
+    assert_eq!(
+        AdminGuid(0x0014_0500_0000_0002).to_string(),
+        "0014050000000002"
+    );
+    for v in [
+        0u64,
+        1,
+        0x0014_0500_0000_0002,
+        0xfa16_3e00_0000_0001,
+        u64::MAX,
+    ] {
+        let shown = AdminGuid(v).to_string();
+        assert_eq!(shown.len(), 16, "{shown}");
+        assert!(shown.bytes().all(|c| c.is_ascii_hexdigit()), "{shown}");
+    }
+}
+
+/// The vport files show the colon form of `ip link show` and MLNX_OFED's
+/// `sriov/<vf>/node`, which both the files and `ip link set` take back.
+#[test]
+fn vport_values_show_the_colon_form() {
+    assert_eq!(VportGuid(0).to_string(), "00:00:00:00:00:00:00:00");
+    assert_eq!(VportGuid(u64::MAX).to_string(), "ff:ff:ff:ff:ff:ff:ff:ff");
+    assert_eq!(
+        VportGuid(0x0002_c903_00ab_cdef).to_string(),
+        "00:02:c9:03:00:ab:cd:ef"
+    );
+    for v in [
+        0u64,
+        1,
+        0x10,
+        0x0002_c903_00ab_cdef,
+        0x8000_0000_0000_0000,
+        u64::MAX,
+    ] {
+        let shown = format!("{}\n", VportGuid(v));
+        assert_eq!(parse_vport_guid(shown.as_bytes()), Ok(v));
+    }
+}
+
+#[test]
+fn gids_follow_upstream_mlx4() {
     let gid = Gid {
         prefix: DEFAULT_SUBNET_PREFIX,
         guid: 0,

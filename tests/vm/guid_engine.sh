@@ -31,7 +31,7 @@ test_guid_admin_writes() {
 	echo clear_log >$SIMDBG/$d/sa1
 	echo 0x1234 >$I/ports/1/admin_guids/5 || return 1
 	wait_until 5 gid_is $d 5 0000000000001234 || { echo "value never operational"; return 1; }
-	expect_eq "$(cat $I/ports/1/admin_guids/5)" 1234 "admin 5" || return 1
+	expect_eq "$(cat $I/ports/1/admin_guids/5)" 0000000000001234 "admin 5" || return 1
 	expect_eq "$(port_gid $d 1 5)" 0000000000001234 "sim GID 5" || return 1
 	echo 0 >$I/ports/1/admin_guids/6 || return 1
 	wait_until 5 gid_is $d 6 $(sm_guid 324 6) || { echo "0 never assigned"; return 1; }
@@ -97,12 +97,12 @@ test_guid_bad_writes() {
 	done
 	wait
 	last9=$(cat $A/9)
-	case $last9 in [1-4]0020) ;; *) echo "entry 9 holds $last9, not a writer's last value"; return 1 ;; esac
+	case $last9 in 00000000000[1-4]0020) ;; *) echo "entry 9 holds $last9, not a writer's last value"; return 1 ;; esac
 	for e in 9 20 21 22 23; do
-		want=$(printf %016x 0x$(cat $A/$e))
+		want=$(cat $A/$e)
 		wait_until 10 gid_is $d $e $want || { echo "entry $e never operational"; return 1; }
 	done
-	expect_eq "$(cat $A/20 $A/21 $A/22 $A/23 | tr '\n' ' ')" "2020 2120 2220 2320 " "each writer's last value"
+	expect_eq "$(cat $A/20 $A/21 $A/22 $A/23 | tr '\n' ' ')" "0000000000002020 0000000000002120 0000000000002220 0000000000002320 " "each writer's last value"
 	sim_del 325
 }
 
@@ -233,7 +233,7 @@ test_guid_storm() {
 		sleep 0.7
 	done
 	for e in 3 17 40 41 99 127; do
-		want=$(printf %016x 0x$(cat $A/$e))
+		want=$(cat $A/$e)
 		wait_until 15 gid_is $d $e $want || { echo "entry $e: admin $(cat $A/$e), gid $(cat $IB/$d/iov/ports/1/gids/$e)"; return 1; }
 	done
 	echo "$(sa_log $d 1 | wc -l) requests logged"

@@ -122,7 +122,7 @@ test_guid_switch() {
 		{ mkdir -p /etc && echo 'nobody:x:65534:65534:nobody:/:/bin/sh' >>/etc/passwd; }
 	out=$(su nobody -c "echo off >$S" 2>&1) && { echo "a non-root write succeeded"; return 1; }
 	case "$out" in *"Permission denied"*) ;; *) echo "non-root refused for another reason: $out"; return 1 ;; esac
-	expect_eq "$(cat $S) $(cat $I/ports/1/admin_guids/9)" "on 77" "after bad writes" || return 1
+	expect_eq "$(cat $S) $(cat $I/ports/1/admin_guids/9)" "on 0000000000000077" "after bad writes" || return 1
 	# Off, with a query in flight: the tree is gone when the write returns.
 	echo silent >$SIMDBG/$d/sa1 && echo 0x78 >$I/ports/1/admin_guids/10 || return 1
 	sleep 0.2
@@ -182,7 +182,7 @@ test_guid_vfs_change() {
 		expect_eq "$(sim_write $N "$bad")" "Invalid argument" "'$bad'" || return 1
 	done
 	expect_eq "$(sim_write $N 5)" ok "the same number" || return 1
-	expect_eq "$(cat $N) $(cat $I/ports/1/admin_guids/30)" "5 55" "after refused writes" || return 1
+	expect_eq "$(cat $N) $(cat $I/ports/1/admin_guids/30)" "5 0000000000000055" "after refused writes" || return 1
 	expect_eq "$(split_of $d)" "2 26 25 25 25 25 " "split after refused writes" || return 1
 	# To 0: the tree goes; to 3: a new one, from the initial tables.
 	echo 0 >$N || return 1
@@ -195,7 +195,7 @@ test_guid_vfs_change() {
 		"functions" || return 1
 	wait_until 10 gid_is $d 86 $(sm_guid 353 86) || { echo "3 VFs never converged"; return 1; }
 	expect_eq "$(cat $I/ports/1/admin_guids/30) $(cat $I/ports/1/admin_guids/44)" \
-		"ffffffffffffffff $(sm_guid 353 44 | sed 's/^0*//')" "admin values after the change" || return 1
+		"ffffffffffffffff $(sm_guid 353 44)" "admin values after the change" || return 1
 	expect_eq "$(sa_log $d 1 | awk '$4 == 30 {print $3, $5, $6}' | tr '\n' ';')" \
 		"2 0 4;2 5 10;2 10 40;" "what the SA was asked for 3 VFs" || return 1
 	log=$(dmesg | grep 'mlxsim353: ')

@@ -228,7 +228,7 @@ test_guid_pci_teardown() {
 	wait_until 5 eval "[ -d $I ]" || { echo "no vport tree"; return 1; }
 	vf0=$(pci_vfs $pf | head -n1)
 	echo 0x1234 >$I/$vf0/ports/1/node_guid || return 1
-	expect_eq "$(cat $I/$vf0/ports/1/node_guid)" 1234 "VF 0's node GUID" || return 1
+	expect_eq "$(cat $I/$vf0/ports/1/node_guid)" 00:00:00:00:00:00:12:34 "VF 0's node GUID" || return 1
 	[ ! -e $I/ports ] || { echo "an alias table on a vport device"; return 1; }
 	# Removed from the bus with its VFs and adapter, then found again.
 	echo 1 >$P/remove || return 1
@@ -301,7 +301,7 @@ test_guid_failslab_pci() {
 	[ -d $I ] || { echo "no tree once nothing fails"; return 1; }
 	vf1=$(pci_vfs $pf | tail -n1)
 	echo 0x4321 >$I/$vf1/ports/1/port_guid || return 1
-	expect_eq "$(cat $I/$vf1/ports/1/port_guid)" 4321 "VF 1's port GUID" || return 1
+	expect_eq "$(cat $I/$vf1/ports/1/port_guid)" 00:00:00:00:00:00:43:21 "VF 1's port GUID" || return 1
 	echo 0 >$P/sriov_numvfs || return 1
 	wait_until 5 eval "[ ! -e $I ]" || { echo "the tree outlived the VFs"; return 1; }
 	sim_del 364

@@ -43,11 +43,11 @@ test_guid_vports() {
 	[ ! -e $I/0162:00:00.1/ports/2 ] || { echo "a second pair of a VF's GUIDs under port 2"; return 1; }
 	expect_eq "$(stat -c %a $F0/node_guid $F0/port_guid $F1/node_guid $F1/port_guid | tr '\n' ' ')" \
 		"444 444 644 644 " "modes" || return 1
-	expect_eq "$(cat $F1/node_guid $F1/port_guid $F3/port_guid | tr '\n' ' ')" "0 0 0 " "VFs before any write" || return 1
-	expect_eq "$(cat $F0/port_guid)" "$(port_gid $d 1 0 | sed 's/^0*//')" "the PF's port GUID" || return 1
-	expect_eq "$(cat $F0/node_guid)" "$(tr -d : <$IB/$d/node_guid | sed 's/^0*//')" "the PF's node GUID" || return 1
+	expect_eq "$(cat $F1/node_guid $F1/port_guid $F3/port_guid | tr '\n' ' ')" "00:00:00:00:00:00:00:00 00:00:00:00:00:00:00:00 00:00:00:00:00:00:00:00 " "VFs before any write" || return 1
+	expect_eq "$(cat $F0/port_guid)" "$(port_gid $d 1 0 | sed 's/../&:/g; s/:$//')" "the PF's port GUID" || return 1
+	expect_eq "$(cat $F0/node_guid)" "$(tr -d : <$IB/$d/node_guid | sed 's/../&:/g; s/:$//')" "the PF's node GUID" || return 1
 	echo 0x1111 >$F1/node_guid && echo 0x2222 >$F1/port_guid && echo 2c90300abcdef >$F3/port_guid || return 1
-	expect_eq "$(cat $F1/node_guid $F1/port_guid $F3/port_guid | tr '\n' ' ')" "1111 2222 2c90300abcdef " \
+	expect_eq "$(cat $F1/node_guid $F1/port_guid $F3/port_guid | tr '\n' ' ')" "00:00:00:00:00:00:11:11 00:00:00:00:00:00:22:22 00:02:c9:03:00:ab:cd:ef " \
 		"VFs after the writes" || return 1
 	expect_eq "$(vf_guids_of 354 | tr '\n' ';')" \
 		"calls 3 failed 0 refused 0;0 1 node 0000000000001111;0 1 port 0000000000002222;2 1 port 0002c90300abcdef;" \
@@ -62,17 +62,17 @@ test_guid_vports() {
 	esac
 	echo "fail 1" >$SIMDBG/$d/vf_guids || return 1
 	expect_eq "$(sim_write $F1/port_guid 0x3333)" "Input/output error" "a driver failure" || return 1
-	expect_eq "$(vf_guids_of 354 | head -1) $(cat $F1/port_guid)" "calls 4 failed 1 refused 0 2222" \
+	expect_eq "$(vf_guids_of 354 | head -1) $(cat $F1/port_guid)" "calls 4 failed 1 refused 0 00:00:00:00:00:00:22:22" \
 		"after bad writes and a failure" || return 1
 	# 0, which ip link sends like any value; all ones in the colon form,
 	# as ib-sriov-cni releases a VF's GUID: the driver is told both.
 	echo 0 >$F3/port_guid || return 1
-	expect_eq "$(cat $F3/port_guid) $(vf_guids_of 354 | head -1)" "0 calls 5 failed 1 refused 0" "VF3 cleared" || return 1
+	expect_eq "$(cat $F3/port_guid) $(vf_guids_of 354 | head -1)" "00:00:00:00:00:00:00:00 calls 5 failed 1 refused 0" "VF3 cleared" || return 1
 	echo FF:FF:FF:FF:FF:FF:FF:FF >$F3/port_guid || return 1
 	expect_eq "$(cat $F3/port_guid) $(vf_guids_of 354 | sed -n '1p;4p' | tr '\n' ';')" \
-		"ffffffffffffffff calls 6 failed 1 refused 0;2 1 port ffffffffffffffff;" "VF3 released with all ones" || return 1
-	echo 00:02:c9:03:00:ab:cd:ef >$F3/port_guid || return 1
-	expect_eq "$(cat $F3/port_guid)" "2c90300abcdef" "the colon form" || return 1
+		"ff:ff:ff:ff:ff:ff:ff:ff calls 6 failed 1 refused 0;2 1 port ffffffffffffffff;" "VF3 released with all ones" || return 1
+	echo 00:02:C9:03:00:AB:CD:EF >$F3/port_guid || return 1
+	expect_eq "$(cat $F3/port_guid)" "00:02:c9:03:00:ab:cd:ef" "the colon form" || return 1
 	# The SM sees VF1's vport: an alias of its port GUID is a duplicate.
 	expect_eq "$(ulp "guidinfo $d 1 set 1 3 2222 77" | cut -d' ' -f1,4-5)" "ok 0 77" "an alias of a vport's GUID" || return 1
 	# Nothing ever went to the SA from mlx_ext: the ULP's one request only.
@@ -86,7 +86,7 @@ test_guid_vports() {
 	# can run after both writes: the tree for 3 VFs is there until then).
 	wait_until 5 eval "[ -e $I/0162:00:00.2/ports/1/port_guid ] && [ ! -e $I/0162:00:00.3 ]" ||
 		{ echo "no tree for 2 VFs, or VF3 outlived its VF"; return 1; }
-	expect_eq "$(cat $F1/port_guid) $(vf_guids_of 354 | head -1)" "2222 calls 7 failed 1 refused 0" \
+	expect_eq "$(cat $F1/port_guid) $(vf_guids_of 354 | head -1)" "00:00:00:00:00:00:22:22 calls 7 failed 1 refused 0" \
 		"after off, on and a change of VFs" || return 1
 	dmesg | grep -q "mlxsim354: port 1: VF GUIDs on vports for 2 VFs, one pair per VF" ||
 		{ echo "no message for the vports"; return 1; }

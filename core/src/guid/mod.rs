@@ -39,7 +39,9 @@ pub use set::Set128;
 pub use sim::{SimMode, SimSm};
 pub use sm::{Answer, AnswerStatus, Method, Request, RequestId, SmBackend, SubmitError};
 pub use split::{guid_split, Split};
-pub use text::{parse_admin_guid, parse_switch, parse_vport_guid, switch_text, AdminGuid, Gid};
+pub use text::{
+    parse_admin_guid, parse_switch, parse_vport_guid, switch_text, AdminGuid, Gid, VportGuid,
+};
 
 /// The most alias GUID entries a port's table has: a ConnectX-3's 128,
 /// which mlx4's alias GUID code covers with 16 records. A port's own number

@@ -99,14 +99,53 @@ pub const fn switch_text(on: bool) -> &'static str {
     }
 }
 
-/// An admin GUID as `admin_guids/<n>` shows it: lowercase hex without
-/// leading zeros, as upstream's `%llx` (`0`, `ffffffffffffffff`).
+/// An admin GUID as `admin_guids/<n>` shows it: 16 lowercase hex digits,
+/// leading zeros included (`0000000000000000`, `0014050000000002`,
+/// `ffffffffffffffff`).
+///
+/// Upstream mlx4 shows `%llx`, without them (`drivers/infiniband/hw/mlx4/
+/// sysfs.c`, `show_admin_alias_guid`). The one client that reads these
+/// files, networking-mlnx's mlx4 path, takes a value only if it matches
+/// `^[0-9a-fA-F]{16}$` (`ib_utils.py:38`, `GUID_FMT_MLNX4`, read at
+/// `:72-85` and `:137-161`), and raises `InvalidGUIDFormatException`
+/// otherwise: with `sm_guid_assign=1` the values are the SM's, and OpenSM's
+/// (`0x001405 << 40` and up) always start with a zero octet, so `%llx`
+/// would fail it on every one. Every reader of mlx4's format still reads
+/// this one: `sscanf("%llx")` and `strtoull(.., 16)` take leading zeros,
+/// and each value written back parses to the same GUID.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AdminGuid(pub u64);
 
 impl fmt::Display for AdminGuid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:x}", self.0)
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+/// A VF's GUID as a vport file (`iov/<function>/ports/<p>/node_guid` and
+/// `port_guid`) shows it: the colon form, eight octets of two lowercase
+/// hex digits, the most significant first (`00:02:c9:03:00:ab:cd:ef`).
+///
+/// That is how MLNX_OFED's own files for these values show them
+/// (`drivers/net/ethernet/mellanox/mlx5/core/sriov_sysfs.c`, `port_show`
+/// and `node_show`: `"%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x\n"`), and how
+/// `ip link show` prints a VF's `NODE_GUID`/`PORT_GUID` (iproute2
+/// `ip/ipaddress.c:483-500`, whose `ip link set` takes it back,
+/// `lib/utils.c:1469-1500`): a value copies from these files to `ip link`
+/// and back as it is. networking-mlnx's reader takes it too
+/// (`ib_utils.py:39`, the colon form beside the 16 digits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VportGuid(pub u64);
+
+impl fmt::Display for VportGuid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, octet) in self.0.to_be_bytes().iter().enumerate() {
+            if i > 0 {
+                f.write_str(":")?;
+            }
+            write!(f, "{octet:02x}")?;
+        }
+        Ok(())
     }
 }
 
