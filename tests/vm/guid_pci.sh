@@ -10,7 +10,7 @@
 . /tests/lib/guid.sh
 
 ALL_TESTS="test_guid_pci_vfs test_guid_pci_no_sriov test_guid_pci_teardown
-	test_guid_failslab_pci"
+	test_guid_failslab_pci test_guid_pci_vf_rebind"
 
 setup() {
 	stack_up sim
@@ -305,6 +305,50 @@ test_guid_failslab_pci() {
 	echo 0 >$P/sriov_numvfs || return 1
 	wait_until 5 eval "[ ! -e $I ]" || { echo "the tree outlived the VFs"; return 1; }
 	sim_del 364
+}
+
+# The unbind and bind of a VF that the mlx5 clients do after they set its
+# GUIDs, for the VF's driver to take them up: networking-mlnx
+# (eswitchd/utils/ib_utils.py:240-253, UNBIND_PATH and BIND_PATH <- the
+# VF's PCI name, common/constants.py:24-37), ib-sriov-cni (RebindVf,
+# pkg/sriov/sriov.go:79-106, through sriovnet's UnbindVf/BindVf,
+# sriovnet.go:182-204: the PF's driver's unbind and bind files) and the
+# operator (Unbind, pkg/host/internal/sriov/sriov.go:637-643). On a PCI
+# PF bound to the simulator, whose driver binds the VF too (as mlx5_core
+# drives a ConnectX's VFs): the VF's unbind and bind leave the tree, its
+# files and the GUIDs as they were, and set nothing (the driver is told
+# nothing more).
+test_guid_pci_vf_rebind() {
+	pf=$(pci_pf) || { echo "no SR-IOV PF in the VM"; return 1; }
+	P=$PCIDEVS/$pf
+	[ "$(basename "$(readlink $P/driver)")" = mlx_ext_sim ] || pci_bind $pf || return 1
+	echo 2 >$P/sriov_numvfs || return 1
+	sim_new "365 cx4 1 pci:$pf" || return 1
+	d=mlxsim365 I=$IB/mlxsim365/iov
+	echo on >$IB/$d/mlx_ext/vf_guid_tables || return 1
+	vf0=$(pci_vfs $pf | head -n1)
+	F=$I/$vf0/ports/1
+	wait_until 5 eval "[ -e $F/port_guid ]" || { echo "no vport tree"; return 1; }
+	echo 02:00:00:00:00:00:01:00 >$F/node_guid && echo 02:00:00:00:00:00:01:00 >$F/port_guid || return 1
+	pci_bind $vf0 || { echo "cannot bind $vf0 to the PF's driver"; return 1; }
+	tree=$(ls -R $I | md5sum) told=$(vf_guids_of 365)
+	mark
+	rc=0
+	echo $vf0 >$P/driver/unbind || rc=1
+	[ ! -e $PCIDEVS/$vf0/driver ] || { echo "$vf0 still bound"; rc=1; }
+	expect_eq "$(cat $F/node_guid) $(cat $F/port_guid)" \
+		"02:00:00:00:00:00:01:00 02:00:00:00:00:00:01:00" "while $vf0 is unbound" || rc=1
+	echo $vf0 >$P/driver/bind || rc=1
+	expect_eq "$(basename "$(readlink $PCIDEVS/$vf0/driver)")" mlx_ext_sim "$vf0 bound again" || rc=1
+	expect_eq "$(ls -R $I | md5sum)" "$tree" "the tree after the rebind" || rc=1
+	expect_eq "$(cat $F/node_guid) $(cat $F/port_guid)" \
+		"02:00:00:00:00:00:01:00 02:00:00:00:00:00:01:00" "the GUIDs after the rebind" || rc=1
+	expect_eq "$(vf_guids_of 365)" "$told" "what the driver was told" || rc=1
+	expect_eq "$(since_mark | grep -c "$d: ")" 0 "messages of $d during the rebind" || rc=1
+	echo $vf0 >$P/driver/unbind && echo >$PCIDEVS/$vf0/driver_override || rc=1
+	echo 0 >$P/sriov_numvfs || rc=1
+	sim_del 365
+	return $rc
 }
 
 ktap_main "$@"
