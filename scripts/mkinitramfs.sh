@@ -41,6 +41,11 @@ copy_dynamic() {
 }
 rdma=$(command -v rdma) || die "rdma not found (Debian package iproute2)"
 copy_dynamic "$rdma"
+# iproute2's ip, as /usr/bin/ip beside busybox's /bin/ip, which has no VF
+# GUIDs (ip link set <pf> vf N node_guid|port_guid: tests/vm/guid_pci.sh).
+iproute2_ip=$(dirname "$rdma")/ip
+"$iproute2_ip" -V 2>/dev/null | grep -q iproute2 || die "iproute2's ip not found beside $rdma (Debian package iproute2)"
+copy_dynamic "$iproute2_ip"
 
 # perftest's atomic tests, the benchmark's anchor (tests/bench/bench.sh), with
 # libibverbs' rxe provider, which libibverbs loads by name from its

@@ -560,6 +560,19 @@ struct device *mlx_ext_simpci_get(const char *name);
 void mlx_ext_simpci_put(struct device *dev);
 
 /**
+ * mlx_ext_simnet_add - register an IPoIB netdev, "<device>ib<port>", on port
+ * @port of the registered device @ca whose parent is a PCI PF
+ * (rust/helpers/simnet.c): its VF operations call ib_set_vf_guid() and
+ * ib_get_vf_guid() on @ca, as ib_ipoib's do. Returns it or an ERR_PTR
+ * (-EINVAL if the parent is not a PCI function). Process context; takes
+ * RTNL. Delete it with mlx_ext_simnet_del() before @ca is unregistered.
+ */
+void *mlx_ext_simnet_add(struct ib_device *ca, u32 port);
+
+/** mlx_ext_simnet_del - unregister and free what mlx_ext_simnet_add() made */
+void mlx_ext_simnet_del(void *netdev);
+
+/**
  * mlx_ext_ib_sim_info - the SR-IOV facts of @dev if its parent is a
  * simulated adapter: its number of VFs in *@num_vfs and its PF's PCI-style
  * name in @name (@len bytes with the NUL); -ENODEV if the parent is not on

@@ -21,7 +21,7 @@ mod wr;
 use crate::ib::{
     bus::{Bus, BusDevice, BusOps, ParentId},
     debugfs,
-    driver::{DeviceParams, Registration},
+    driver::{DeviceParams, IpoibNetdev, Registration},
     wq::OwnedQueue,
     DirOps, File, ShowBuf,
 };
@@ -40,7 +40,11 @@ use kernel::{
 
 /// A simulated adapter: its ib_device and its debugfs knobs.
 struct SimDevice {
-    /// Dropped first: no knob runs while the device goes.
+    /// The IPoIB netdev of an mlx5-family adapter on a PCI PF, as ib_ipoib
+    /// makes one on a real one: how `ip link set <pf> vf N node_guid`
+    /// reaches `set_vf_guid`. Dropped first: it calls the device.
+    _netdev: Option<IpoibNetdev>,
+    /// Dropped next: no knob runs while the device goes.
     _knobs: Option<debugfs::Dir<knobs::Knobs>>,
     _reg: Registration<Adapter>,
     /// Its PCI parent, if it has one.
@@ -153,7 +157,18 @@ impl Simulator {
                 .inspect_err(|e| pr_warn!("{}: no debugfs knobs ({:?})\n", &*name, e))
                 .ok()
         });
+        // Port 1's, as ib_ipoib's first netdev; mlx5 keeps a VF's GUIDs
+        // whatever the port. A failure leaves the adapter without it.
+        let netdev = (req.pci.is_some() && req.model.set_vf_guid)
+            .then(|| {
+                // SAFETY: `_netdev` is dropped before `_reg` (field order).
+                unsafe { IpoibNetdev::new(&reg, 1) }
+                    .inspect_err(|e| pr_warn!("{}: no IPoIB netdev ({:?})\n", &*name, e))
+                    .ok()
+            })
+            .flatten();
         Ok(SimDevice {
+            _netdev: netdev,
             _knobs: knobs,
             _reg: reg,
             pci,

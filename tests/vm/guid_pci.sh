@@ -10,7 +10,7 @@
 . /tests/lib/guid.sh
 
 ALL_TESTS="test_guid_pci_vfs test_guid_pci_no_sriov test_guid_pci_teardown
-	test_guid_failslab_pci test_guid_pci_vf_rebind"
+	test_guid_failslab_pci test_guid_pci_vf_rebind test_guid_pci_netlink"
 
 setup() {
 	stack_up sim
@@ -348,6 +348,78 @@ test_guid_pci_vf_rebind() {
 	echo $vf0 >$P/driver/unbind && echo >$PCIDEVS/$vf0/driver_override || rc=1
 	echo 0 >$P/sriov_numvfs || rc=1
 	sim_del 365
+	return $rc
+}
+
+# IP: iproute2's ip (scripts/mkinitramfs.sh), where busybox's has no VF
+# GUIDs.
+IP=/usr/bin/ip
+
+# vf_line NETDEV VF: the "vf VF ..." line of ip link show NETDEV, with the
+# VF's NODE_GUID and PORT_GUID (iproute2 ip/ipaddress.c print_vfinfo).
+vf_line() {
+	$IP link show dev $1 | tr -s ' ' | grep "^ vf $2 "
+}
+
+# The netlink path every mlx5 orchestrator uses (networking-mlnx's
+# pyroute2 ip.link('set', vf=...), eswitchd/internal/netdev_ops/
+# impl_pyroute2.py:63-81; ib-sriov-cni and the operator through
+# vishvananda/netlink LinkSetVfNodeGUID/LinkSetVfPortGUID,
+# link_linux.go:871-913; and ip link itself): IFLA_VF_IB_NODE_GUID and
+# PORT_GUID on the PF's IPoIB netdev, whose ndo_set_vf_guid calls
+# ib_set_vf_guid (ipoib_main.c; the simulator's netdev does as ib_ipoib's,
+# rust/helpers/simnet.c). On a simulated ConnectX-4 on the PCI PF: a GUID
+# set with ip link shows in mlx_ext's tree, and one written to the tree
+# shows in ip link show; then both paths at once, each under RTNL
+# (rtnetlink's, and the one mlx_ext's vport files take), end with what each
+# wrote last, every write accepted.
+test_guid_pci_netlink() {
+	[ -x $IP ] || { echo "no $IP in the guest"; return 1; }
+	pf=$(pci_pf) || { echo "no SR-IOV PF in the VM"; return 1; }
+	P=$PCIDEVS/$pf
+	[ "$(basename "$(readlink $P/driver)")" = mlx_ext_sim ] || pci_bind $pf || return 1
+	echo 2 >$P/sriov_numvfs || return 1
+	sim_new "366 cx4 1 pci:$pf" || return 1
+	d=mlxsim366 I=$IB/mlxsim366/iov nd=mlxsim366ib1
+	echo on >$IB/$d/mlx_ext/vf_guid_tables || return 1
+	vf0=$(pci_vfs $pf | head -n1) vf1=$(pci_vfs $pf | tail -n1)
+	wait_until 5 eval "[ -e $I/$vf1/ports/1/port_guid ]" || { echo "no vport tree"; return 1; }
+	[ -e /sys/class/net/$nd ] || { echo "no netdev $nd"; return 1; }
+	rc=0
+	$IP link set dev $nd vf 0 node_guid 02:00:00:00:00:00:01:01 || rc=1
+	$IP link set dev $nd vf 0 port_guid 02:00:00:00:00:00:01:02 || rc=1
+	expect_eq "$(cat $I/$vf0/ports/1/node_guid) $(cat $I/$vf0/ports/1/port_guid)" \
+		"02:00:00:00:00:00:01:01 02:00:00:00:00:00:01:02" "ip link set, read in the tree" || rc=1
+	echo 02:00:00:00:00:00:02:01 >$I/$vf1/ports/1/node_guid && echo 02:00:00:00:00:00:02:02 >$I/$vf1/ports/1/port_guid || rc=1
+	line=$(vf_line $nd 1)
+	echo "ip link show: $line"
+	case "$line" in
+	*"NODE_GUID 02:00:00:00:00:00:02:01, PORT_GUID 02:00:00:00:00:00:02:02"*) ;;
+	*) echo "the tree's write is not in ip link show"; rc=1 ;;
+	esac
+	# What ip link show prints, ip link set takes, and the tree shows alike.
+	case "$(vf_line $nd 0)" in
+	*"NODE_GUID $(cat $I/$vf0/ports/1/node_guid), PORT_GUID $(cat $I/$vf0/ports/1/port_guid)"*) ;;
+	*) echo "ip link show and the tree differ for VF 0"; rc=1 ;;
+	esac
+	# Both paths at once, on the same VF.
+	rm -f /tmp/nl_failed
+	(for i in $(seq 10 39); do $IP link set dev $nd vf 0 node_guid 02:00:00:00:00:00:03:$i || echo $i >>/tmp/nl_failed; done) &
+	for i in $(seq 10 39); do
+		echo 02:00:00:00:00:00:04:$i >$I/$vf0/ports/1/port_guid || { echo "tree write $i failed"; rc=1; }
+	done
+	wait
+	[ ! -s /tmp/nl_failed ] || { echo "ip link set failed for: $(cat /tmp/nl_failed | tr '\n' ' ')"; rc=1; }
+	expect_eq "$(cat $I/$vf0/ports/1/node_guid) $(cat $I/$vf0/ports/1/port_guid)" \
+		"02:00:00:00:00:00:03:39 02:00:00:00:00:00:04:39" "after both paths at once" || rc=1
+	case "$(vf_line $nd 0)" in
+	*"NODE_GUID 02:00:00:00:00:00:03:39, PORT_GUID 02:00:00:00:00:00:04:39"*) ;;
+	*) echo "ip link show after both paths: $(vf_line $nd 0)"; rc=1 ;;
+	esac
+	expect_eq "$(vf_guids_of 366 | head -1)" "calls 64 failed 0 refused 0" "set_vf_guid calls" || rc=1
+	sim_del 366
+	[ ! -e /sys/class/net/$nd ] || { echo "$nd outlived its adapter"; rc=1; }
+	echo 0 >$P/sriov_numvfs || rc=1
 	return $rc
 }
 

@@ -22,11 +22,13 @@
 //! layer keeps for the driver ([`Ah`]).
 
 pub mod dma;
+mod netdev;
 mod objects;
 mod ops;
 mod types;
 
 pub use super::bus::BusDevice;
+pub use netdev::IpoibNetdev;
 pub use objects::Ah;
 pub use objects::{Cq, CqNotifier, Mr, Pd, Qp};
 pub use types::{
@@ -287,6 +289,11 @@ impl<T: Driver> Registration<T> {
     pub fn data(&self) -> &T {
         // SAFETY: the data is written and lives until `drop` (invariant).
         unsafe { DevObj::data(self.raw) }
+    }
+
+    /// The registered `struct ib_device`.
+    pub(super) fn ib(&self) -> *mut bindings::ib_device {
+        DevObj::ib(self.raw)
     }
 
     /// A handle that raises the device's asynchronous events while it is
