@@ -8,8 +8,8 @@ use super::shared::{Kind, State};
 use super::vf::VfGuids;
 use crate::ib::{debugfs, driver::Events, DirOps, File, ShowBuf};
 use crate::sim::{
-    control,
     faults::{CreateFaults, OpcodeRefusal},
+    text,
 };
 use core::{fmt::Write, sync::atomic::Ordering};
 use kernel::{c_str, prelude::*, str::CStr, sync::Arc};
@@ -142,7 +142,7 @@ impl Knobs {
 
 /// Parses a decimal count, as written by `echo N`.
 fn parse_count(data: &[u8]) -> Result<u32> {
-    control::decimal_line(data).ok_or(EINVAL)
+    text::decimal_line(data).ok_or(EINVAL)
 }
 
 impl DirOps for Knobs {

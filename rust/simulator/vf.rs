@@ -5,7 +5,7 @@
 //! for tests: debugfs `vf_guids`. No stable ABI.
 
 use crate::ib::{driver::VfGuidKind, ShowBuf};
-use crate::sim::control;
+use crate::sim::text;
 use core::{
     fmt::Write,
     sync::atomic::{AtomicU32, Ordering},
@@ -123,7 +123,7 @@ impl VfGuids {
     pub(super) fn command(&self, data: &[u8]) -> Result {
         let line = data.strip_suffix(b"\n").unwrap_or(data);
         if let Some(n) = line.strip_prefix(b"fail ") {
-            let n = control::decimal_line(n).ok_or(EINVAL)?;
+            let n = text::decimal_line(n).ok_or(EINVAL)?;
             self.fail.store(n, Ordering::Release);
             return Ok(());
         }

@@ -15,6 +15,7 @@
 //! with `EINVAL`, before anything is created or removed.
 
 use super::model::{self, Model, MAX_NUM_VFS, MAX_PORTS};
+use super::text::{fields, parse_u32, NumError, TextError};
 
 /// The largest device ID. Each device's ports get LIDs of their own on the
 /// simulated fabric, `2 + ID * MAX_PORTS + port - 1`, which must stay
@@ -100,7 +101,7 @@ fn hex(b: u8) -> Option<u8> {
 }
 
 /// The largest GUIDS: the simulated SA keeps at most 128 entries a port.
-pub const MAX_PORT_GUIDS: u16 = super::sa::PORT_GUIDS as u16;
+pub const MAX_PORT_GUIDS: u16 = super::model::PORT_GUIDS as u16;
 
 /// A numeric field of a control line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,54 +191,13 @@ impl ControlError {
     }
 }
 
-/// Checks the bytes of a control line and returns its fields.
-pub fn fields(text: &[u8]) -> Result<impl Iterator<Item = &[u8]>, ControlError> {
-    let text = match text.split_last() {
-        Some((b'\n', rest)) => rest,
-        _ => text,
-    };
-    for &b in text {
-        match b {
-            b'\n' => return Err(ControlError::EmbeddedNewline),
-            b'\t' | b' '..=b'~' => {}
-            _ => return Err(ControlError::NotText),
+impl From<TextError> for ControlError {
+    fn from(e: TextError) -> Self {
+        match e {
+            TextError::NotText => Self::NotText,
+            TextError::EmbeddedNewline => Self::EmbeddedNewline,
         }
     }
-    Ok(text
-        .split(|&b| b == b' ' || b == b'\t')
-        .filter(|f| !f.is_empty()))
-}
-
-/// A number field that did not parse.
-enum NumError {
-    /// Something other than decimal digits.
-    NotANumber,
-    /// Decimal digits, but more than `u32::MAX`.
-    TooLarge,
-}
-
-/// Parses a non-empty field of decimal digits.
-fn parse_u32(field: &[u8]) -> Result<u32, NumError> {
-    if field.is_empty() || !field.iter().all(u8::is_ascii_digit) {
-        return Err(NumError::NotANumber);
-    }
-    field.iter().try_fold(0u32, |acc, &d| {
-        acc.checked_mul(10)
-            .and_then(|acc| acc.checked_add(u32::from(d - b'0')))
-            .ok_or(NumError::TooLarge)
-    })
-}
-
-/// A decimal `u32` made of digits only (no sign, no blanks), as every
-/// number the simulator takes is written; `None` otherwise or on overflow.
-pub fn decimal(field: &[u8]) -> Option<u32> {
-    parse_u32(field).ok()
-}
-
-/// [`decimal`] of a whole write, as `echo N` makes it: one final newline
-/// allowed.
-pub fn decimal_line(text: &[u8]) -> Option<u32> {
-    decimal(text.strip_suffix(b"\n").unwrap_or(text))
 }
 
 /// Parses the ID field.

@@ -4,7 +4,7 @@
 //! `fail_create`): skip `skip` creations, then fail the next `fail` ones.
 //! Kept in one 64-bit word so that the kernel updates it atomically.
 
-use super::control::decimal;
+use super::text::decimal;
 use crate::caps::WrClass;
 
 /// Pending injected creation failures.

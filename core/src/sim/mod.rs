@@ -14,6 +14,7 @@
 //! - [`faults`]: the injected failures of object creation.
 //! - [`sa`]: the subnet administrator a simulated port answers SA MADs with
 //!   (GuidInfoRecord SET/DELETE, ClassPortInfo), programmable, logged by TID.
+//! - [`text`]: the tokens of the control files: fields and decimal numbers.
 //!
 //! The kernel mounts this directory with `#[path]`, so files here name each
 //! other through `super::` and their siblings as `crate::atomics` and
@@ -24,6 +25,7 @@ pub mod fabric;
 pub mod faults;
 pub mod model;
 pub mod sa;
+pub mod text;
 
 pub use control::{ControlError, Field, NewDevice};
 pub use fabric::{

@@ -144,6 +144,10 @@ pub fn find(name: &[u8]) -> Option<&'static Model> {
     MODELS.iter().find(|m| m.name.as_bytes() == name)
 }
 
+/// A port's alias GUIDs: the 16 GuidInfoRecords of 8 GUIDs a port's SA
+/// keeps (IBA 15.2.5.18), the GID table length of a ConnectX-3 port.
+pub const PORT_GUIDS: usize = 128;
+
 /// The largest number of InfiniBand ports a simulated device may have.
 pub const MAX_PORTS: u8 = 2;
 

@@ -77,8 +77,7 @@ pub const SA_DATA: usize = SA_HDR + 20;
 pub const GUID_INFO_REC_LEN: usize = 72;
 /// The GUIDs of one record.
 pub const GUIDS_PER_RECORD: usize = 8;
-/// A port's alias GUIDs.
-pub const PORT_GUIDS: usize = 128;
+pub use super::model::PORT_GUIDS;
 /// A port's GuidInfoRecords (the SA's block numbers).
 pub const RECORDS: usize = PORT_GUIDS / GUIDS_PER_RECORD;
 /// Component mask bit of GUID `i` of a GuidInfoRecord
@@ -345,7 +344,7 @@ pub enum SaCommand {
 
 /// Parses a command (see [`SaCommand`]); `None` for anything else.
 pub fn parse_command(text: &[u8]) -> Option<SaCommand> {
-    use super::control::{decimal, fields};
+    use super::text::{decimal, fields};
     let mut f = fields(text).ok()?;
     let cmd = match f.next()? {
         b"accept" => SaCommand::Mode(SaMode::Accept),
