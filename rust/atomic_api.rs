@@ -21,7 +21,7 @@ use crate::{
         },
     },
     new_irq_spinlock,
-    report::DeviceReports,
+    registry::DeviceReports,
 };
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
@@ -787,7 +787,7 @@ unsafe impl AtomicApi for Api {
     type Dev = DevState;
     type Qp = ExtQp;
 
-    fn device(data: &crate::report::DeviceData) -> Arc<DevState> {
+    fn device(data: &crate::registry::DeviceData) -> Arc<DevState> {
         data.state().clone()
     }
 

@@ -3,7 +3,7 @@
 //! What mlx_ext knows of a device: its capability record as derived when
 //! the device was added, and what its driver refused or accepted since.
 //!
-//! [`crate::report`] makes it when ib_core adds the device and owns it;
+//! [`crate::registry`] makes it when ib_core adds the device and owns it;
 //! [`crate::atomic_api`]'s QPs read it (through the report's client) and
 //! tell it what the driver did with their work requests. Neither of those
 //! modules is imported here.

@@ -19,7 +19,7 @@ pub mod dev_state;
 #[path = "../core/src/guid/mod.rs"]
 pub mod guid;
 pub mod ib;
-pub mod report;
+pub mod registry;
 pub mod selftest;
 pub mod vf_guids;
 
@@ -39,7 +39,7 @@ struct MlxExt {
     /// The debugfs test interface; the module works without it. First: its
     /// `layer_selftest` file expects the SA client below to be registered.
     _selftest: Option<ib::debugfs::Dir<selftest::Selftest>>,
-    _reports: ib::Registration<report::DeviceReports>,
+    _reports: ib::Registration<registry::DeviceReports>,
     /// After the client: its devices' SA queries end before it goes.
     _sa: ib::iov::SaClient,
     /// Last: the waiters of `mlx_ext_atomic()`, free once no ULP is left.

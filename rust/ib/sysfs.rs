@@ -5,7 +5,7 @@
 //! C header: [`include/mlx_ext/helpers.h`](../../include/mlx_ext/helpers.h).
 //!
 //! The 6.12 kernel crate has no sysfs abstraction; the C helpers in
-//! `rust/helpers/kdir.c` make the kobjects and attributes, and call back into
+//! `rust/helpers/sysfs.c` make the kobjects and attributes, and call back into
 //! [`DirOps`] with the id each file was made with. A directory's kobject is
 //! made by `kobject_create_and_add`, whose release is built-in kernel code:
 //! no release of ours can run after the module is gone.

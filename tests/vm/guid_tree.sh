@@ -230,7 +230,7 @@ test_guid_gids_read_the_port() {
 # numbered #N when keys differ). Reading a file of each of the four kinds
 # of the iov tree after a fresh load of mlx_ext (its classes go with its
 # memory) registers four new classes; with one key for every file of the
-# module (sysfs_attr_init() in kdir.c's loop) there were none.
+# module (sysfs_attr_init() in sysfs.c's loop) there were none.
 test_sysfs_lock_class_per_group() {
 	[ -r /proc/lockdep ] || { echo "no /proc/lockdep"; return $KSFT_SKIP; }
 	rmmod mlx_ext_test_ulp && rmmod mlx_ext && modprobe mlx_ext && modprobe mlx_ext_test_ulp || return 1

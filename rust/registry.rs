@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `/sys/class/infiniband/<dev>/mlx_ext/`: what mlx_ext reports for a device.
+//! mlx_ext's ib_client and its registry of devices: it makes and owns each
+//! device's state ([`crate::dev_state`]) and its `/sys/class/infiniband/<dev>/mlx_ext/`
+//! directory, what mlx_ext reports for the device.
 
 use crate::{
     caps::{DeviceFacts, Record},
