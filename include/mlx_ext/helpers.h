@@ -464,11 +464,12 @@ bool mlx_ext_ib_cq_cqe_model(const struct ib_cq *cq);
 void mlx_ext_ib_cq_quiesce(struct ib_cq *cq);
 
 /**
- * mlx_ext_ib_alloc_chunk - kmalloc(@size, @gfp) aligned to @align (a power
- * of two dividing @size), for a request pool's chunk: with the flags a ULP
- * passed to mlx_ext_post_atomic(), which the kernel crate's allocation
- * flags cannot carry (they have no constructor from a gfp_t); NULL if it
- * fails
+ * mlx_ext_ib_alloc_chunk - kmalloc(@size, @gfp), for a request pool's chunk:
+ * with the flags a ULP passed to mlx_ext_post_atomic() (but zone and page
+ * modifiers), which the kernel crate's allocation flags cannot carry (they
+ * have no constructor from a gfp_t). kmalloc aligns it to @align, a power
+ * of two dividing @size; this is checked (a warning and NULL if not). NULL
+ * if it fails
  */
 void *mlx_ext_ib_alloc_chunk(size_t size, size_t align, gfp_t gfp);
 

@@ -250,7 +250,17 @@ void mlx_ext_ib_cq_quiesce(struct ib_cq *cq)
 
 void *mlx_ext_ib_alloc_chunk(size_t size, size_t align, gfp_t gfp)
 {
-	void *chunk = kmalloc(size, gfp);
+	void *chunk;
+
+	/*
+	 * How to allocate is the caller's; where and in what shape is not: a
+	 * zone or page modifier in a ULP's mask (__GFP_HIGHMEM, __GFP_DMA32,
+	 * __GFP_COMP...) is dropped, as kmalloc_fix_flags() would drop it
+	 * with a warning.
+	 */
+	gfp &= ~(__GFP_DMA | __GFP_DMA32 | __GFP_HIGHMEM | __GFP_MOVABLE |
+		 __GFP_COMP);
+	chunk = kmalloc(size, gfp);
 
 	/*
 	 * kmalloc aligns an object to at least the largest power of two
@@ -258,7 +268,7 @@ void *mlx_ext_ib_alloc_chunk(size_t size, size_t align, gfp_t gfp)
 	 * checked all the same, since a reply line shared with other data
 	 * would be a silent DMA bug.
 	 */
-	if (chunk && !IS_ALIGNED((unsigned long)chunk, align)) {
+	if (chunk && WARN_ON_ONCE(!IS_ALIGNED((unsigned long)chunk, align))) {
 		kfree(chunk);
 		return NULL;
 	}

@@ -13,7 +13,14 @@
  * (rtnl_fill_vfinfo(), net/core/rtnetlink.c), and takes VF GUIDs only on
  * an ARPHRD_INFINIBAND netdev (handle_vf_guid()), whose parent is a PCI
  * function with VFs (dev_num_vf()): the netdev is made only on an adapter
- * whose parent is a PCI PF.
+ * whose parent is a PCI PF. ib_ipoib itself cannot run on the simulator,
+ * whose data path has no UD QP but the GSI's (rust/ib/driver/mod.rs).
+ *
+ * Locks: register_netdev() and unregister_netdev() take RTNL, under the
+ * simulator's device mutex (new_device, del_device) or the PF's device lock
+ * (its unbind); the VF operations, called under RTNL, take only the
+ * simulator's VF table lock, and mlx_ext's vport files take RTNL with
+ * rtnl_trylock(): nothing takes those locks in the other order.
  */
 
 #include <linux/if_arp.h>
@@ -89,7 +96,7 @@ static void simnet_setup(struct net_device *dev)
 	dev->mtu = 2044;
 	dev->min_mtu = 68;
 	dev->max_mtu = 2044;
-	dev->tx_queue_len = 0;
+	dev->priv_flags |= IFF_NO_QUEUE;
 	dev->flags = IFF_BROADCAST | IFF_MULTICAST;
 	memset(dev->broadcast, 0xff, INFINIBAND_ALEN);
 }
@@ -113,7 +120,7 @@ void *mlx_ext_simnet_add(struct ib_device *ca, u32 port)
 	priv->ca = ca;
 	priv->port = port;
 	SET_NETDEV_DEV(dev, parent);
-	/* QPN 0, then the GID of the port's GUID: fe80::<node GUID>. */
+	/* QPN 0, then a link-local GID made of the node GUID. */
 	addr[4] = 0xfe;
 	addr[5] = 0x80;
 	memcpy(addr + 12, &ca->node_guid, sizeof(ca->node_guid));

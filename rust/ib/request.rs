@@ -70,8 +70,8 @@ impl Gfp {
 pub const CHUNK_SLOTS: usize = 8;
 
 /// One reply buffer, in a DMA cache line of its own (128 bytes covers every
-/// architecture's `ARCH_DMA_MINALIGN`; a chunk is allocated with this
-/// alignment, `mlx_ext_ib_alloc_chunk`).
+/// architecture's `ARCH_DMA_MINALIGN`; kmalloc aligns a chunk to it, since
+/// it divides the chunk's size, and `mlx_ext_ib_alloc_chunk` checks it).
 #[repr(C, align(128))]
 struct ReplyLine(UnsafeCell<u64>);
 

@@ -31,7 +31,8 @@ unconverged() {
 	cat $T/admin_guids/* >/tmp/admin
 	cat $T/gids/* | cut -d: -f5- | tr -d : >/tmp/gids
 	paste /tmp/admin /tmp/gids | awk '
-		{ a = $1; if (a == "ffffffffffffffff") a = "0"; g = $2; sub(/^0+/, "", g); if (g == "") g = "0" }
+		{ a = $1; if (a == "ffffffffffffffff") a = "0"; sub(/^0+/, "", a); if (a == "") a = "0"
+		  g = $2; sub(/^0+/, "", g); if (g == "") g = "0" }
 		a != g { n++ } END { print n + 0 }'
 }
 

@@ -575,6 +575,9 @@ test_api_post_gfp() {
 	ev=$tr/events/kmem/kmalloc
 	[ -d $ev ] || { echo "no kmem:kmalloc event"; return $KSFT_SKIP; }
 	echo 100 >$SIMDBG/mlxsim0/completion_delay_ms
+	# Room for every allocation of the command (a few hundred events).
+	size=$(sed 's/.*expanded: \([0-9]*\).*/\1/; s/ .*//' $tr/buffer_size_kb)
+	echo 4096 >$tr/buffer_size_kb
 	rc=0
 	for case in "nowait GFP_NOWAIT" "quiet GFP_KERNEL_ACCOUNT|__GFP_NORETRY|__GFP_NOWARN"; do
 		set -- $case
@@ -592,6 +595,7 @@ test_api_post_gfp() {
 			{ echo "the growths did not take the caller's ${case#* }"; rc=1; break; }
 	done
 	echo >$tr/trace
+	echo $size >$tr/buffer_size_kb
 	echo 0 >$SIMDBG/mlxsim0/completion_delay_ms
 	return $rc
 }

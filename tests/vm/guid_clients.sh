@@ -120,11 +120,15 @@ vport_set() {
 	printf '%s\n' "$4" >$IB/mlxsim$1/iov/$2/ports/1/$3
 }
 
-# The Kubernetes clients on a ConnectX-4, through the vport files. They
-# send their GUIDs through netlink (IFLA_VF_IB_NODE_GUID/PORT_GUID, the
-# driver's set_vf_guid, which the files call as ip link does); sriovnet
-# writes the same strings to MLNX_OFED's sriov/<vf>/{node,port} first
-# (mofed_ib_helper.go:57-73: guid.String(), the colon form).
+# The values and strings of the Kubernetes clients on a ConnectX-4, through
+# the vport files. The clients themselves send their GUIDs through netlink
+# (IFLA_VF_IB_NODE_GUID/PORT_GUID, the driver's set_vf_guid, which these
+# files call as ip link does: that path is test_guid_pci_netlink), or
+# through sriovnet, which writes the same strings to MLNX_OFED's
+# sriov/<vf>/{node,port} first (mofed_ib_helper.go:57-73: guid.String(),
+# the colon form), files these mirror but are not. So this checks that
+# their sequence and strings work here and reach the driver, not their
+# path.
 # - ib-sriov-cni's add (pkg/sriov/sriov.go:226-258): it saves the VF's
 #   GUID (all zeros on a fresh VF), then setVfGUID (:359-380) sets the
 #   node GUID, then the port GUID, in the colon form its IsValidGUID

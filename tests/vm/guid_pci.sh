@@ -319,6 +319,13 @@ test_guid_failslab_pci() {
 # files and the GUIDs as they were, and set nothing (the driver is told
 # nothing more).
 test_guid_pci_vf_rebind() {
+	vf_rebind
+	rc=$?
+	pci_undo 365 || rc=1
+	return $rc
+}
+
+vf_rebind() {
 	pf=$(pci_pf) || { echo "no SR-IOV PF in the VM"; return 1; }
 	P=$PCIDEVS/$pf
 	[ "$(basename "$(readlink $P/driver)")" = mlx_ext_sim ] || pci_bind $pf || return 1
@@ -345,10 +352,20 @@ test_guid_pci_vf_rebind() {
 		"02:00:00:00:00:00:01:00 02:00:00:00:00:00:01:00" "the GUIDs after the rebind" || rc=1
 	expect_eq "$(vf_guids_of 365)" "$told" "what the driver was told" || rc=1
 	expect_eq "$(since_mark | grep -c "$d: ")" 0 "messages of $d during the rebind" || rc=1
-	echo $vf0 >$P/driver/unbind && echo >$PCIDEVS/$vf0/driver_override || rc=1
-	echo 0 >$P/sriov_numvfs || rc=1
-	sim_del 365
 	return $rc
+}
+
+# pci_undo ID: what a test set up on the PCI PF $pf, undone whatever it
+# reached: the VFs given back by the simulator's PCI driver, disabled, and
+# adapter ID deleted.
+pci_undo() {
+	[ -n "$pf" ] || return 0
+	for v in $(pci_vfs $pf); do
+		[ ! -e $PCIDEVS/$v/driver ] || echo $v >$PCIDEVS/$v/driver/unbind || return 1
+		echo >$PCIDEVS/$v/driver_override || return 1
+	done
+	echo 0 >$PCIDEVS/$pf/sriov_numvfs || return 1
+	[ ! -e $IB/mlxsim$1 ] || sim_del $1
 }
 
 # IP: iproute2's ip (scripts/mkinitramfs.sh), where busybox's has no VF
@@ -374,6 +391,14 @@ vf_line() {
 # (rtnetlink's, and the one mlx_ext's vport files take), end with what each
 # wrote last, every write accepted.
 test_guid_pci_netlink() {
+	netlink
+	rc=$?
+	pci_undo 366 || rc=1
+	[ ! -e /sys/class/net/mlxsim366ib1 ] || { echo "mlxsim366ib1 outlived its adapter"; rc=1; }
+	return $rc
+}
+
+netlink() {
 	[ -x $IP ] || { echo "no $IP in the guest"; return 1; }
 	pf=$(pci_pf) || { echo "no SR-IOV PF in the VM"; return 1; }
 	P=$PCIDEVS/$pf
@@ -402,24 +427,32 @@ test_guid_pci_netlink() {
 	*"NODE_GUID $(cat $I/$vf0/ports/1/node_guid), PORT_GUID $(cat $I/$vf0/ports/1/port_guid)"*) ;;
 	*) echo "ip link show and the tree differ for VF 0"; rc=1 ;;
 	esac
-	# Both paths at once, on the same VF.
+	# Both paths at once, on the same GUID: 30 ip link sets, and tree
+	# writes for as long as they run. Each path holds RTNL for its call:
+	# every write is accepted, and the file, ip link show and the driver
+	# agree on one last value, the last of one of the two.
 	rm -f /tmp/nl_failed
-	(for i in $(seq 10 39); do $IP link set dev $nd vf 0 node_guid 02:00:00:00:00:00:03:$i || echo $i >>/tmp/nl_failed; done) &
-	for i in $(seq 10 39); do
-		echo 02:00:00:00:00:00:04:$i >$I/$vf0/ports/1/port_guid || { echo "tree write $i failed"; rc=1; }
+	(for i in $(seq 10 39); do $IP link set dev $nd vf 0 port_guid 02:00:00:00:00:00:03:$i || echo $i >>/tmp/nl_failed; done) &
+	bg=$! n=0
+	while kill -0 $bg 2>/dev/null; do
+		echo 02:00:00:00:00:00:04:$((10 + n % 90)) >$I/$vf0/ports/1/port_guid || { echo "tree write $n failed"; rc=1; }
+		n=$((n + 1))
 	done
 	wait
 	[ ! -s /tmp/nl_failed ] || { echo "ip link set failed for: $(cat /tmp/nl_failed | tr '\n' ' ')"; rc=1; }
-	expect_eq "$(cat $I/$vf0/ports/1/node_guid) $(cat $I/$vf0/ports/1/port_guid)" \
-		"02:00:00:00:00:00:03:39 02:00:00:00:00:00:04:39" "after both paths at once" || rc=1
+	last=$(cat $I/$vf0/ports/1/port_guid)
+	echo "$n tree writes beside 30 ip link sets; last: $last"
+	[ $n -ge 1 ] || { echo "no tree write while ip link ran"; rc=1; }
+	case "$last" in
+	02:00:00:00:00:00:03:39 | "02:00:00:00:00:00:04:$((10 + (n - 1) % 90))") ;;
+	*) echo "the last value is neither path's last"; rc=1 ;;
+	esac
 	case "$(vf_line $nd 0)" in
-	*"NODE_GUID 02:00:00:00:00:00:03:39, PORT_GUID 02:00:00:00:00:00:04:39"*) ;;
+	*"PORT_GUID $last"*) ;;
 	*) echo "ip link show after both paths: $(vf_line $nd 0)"; rc=1 ;;
 	esac
-	expect_eq "$(vf_guids_of 366 | head -1)" "calls 64 failed 0 refused 0" "set_vf_guid calls" || rc=1
-	sim_del 366
-	[ ! -e /sys/class/net/$nd ] || { echo "$nd outlived its adapter"; rc=1; }
-	echo 0 >$P/sriov_numvfs || rc=1
+	expect_eq "$(vf_guids_of 366 | grep '^0 1 port ')" "0 1 port $(echo $last | tr -d :)" "the driver's last port GUID" || rc=1
+	expect_eq "$(vf_guids_of 366 | head -1)" "calls $((4 + 30 + n)) failed 0 refused 0" "set_vf_guid calls" || rc=1
 	return $rc
 }
 
