@@ -114,10 +114,17 @@ test_guid_clients_networking_mlnx_pkey() {
 	return $rc
 }
 
-# vport_set DEV_ID VF_DIR WHAT GUID: one write of a GUID to a vport file,
-# as the clients send it (see below).
-vport_set() {
-	printf '%s\n' "$4" >$IB/mlxsim$1/iov/$2/ports/1/$3
+# client_sets STEP GUID CALLS: a client's STEP sets the node GUID, then
+# the port GUID, of VF 0 of mlxsim372 to GUID (the colon form, either
+# case); both files show it in lowercase, and the driver, CALLS calls so
+# far, was last told it for both.
+client_sets() {
+	F=$IB/mlxsim372/iov/$(fn_dirs mlxsim372 | sed -n 2p)/ports/1
+	echo $2 >$F/node_guid && echo $2 >$F/port_guid || { echo "$1: a write failed"; return 1; }
+	g=$(echo $2 | tr A-F a-f) h=$(echo $2 | tr -d : | tr A-F a-f)
+	expect_eq "$(cat $F/node_guid) $(cat $F/port_guid)" "$g $g" "after $1" &&
+		expect_eq "$(vf_guids_of 372 | tr '\n' ';')" \
+			"calls $3 failed 0 refused 0;0 1 node $h;0 1 port $h;" "what the driver was told by $1"
 }
 
 # The values and strings of the Kubernetes clients on a ConnectX-4, through
@@ -142,31 +149,13 @@ vport_set() {
 # driver was told each one (the simulator keeps the last of each).
 test_guid_clients_cni_operator() {
 	sim_new "372 cx4 1 2" || return 1
-	d=mlxsim372 I=$IB/mlxsim372/iov
-	vf=$(fn_dirs $d | sed -n 2p)
-	F=$I/$vf/ports/1
-	saved=$(cat $F/node_guid)
+	saved=$(cat $IB/mlxsim372/iov/$(fn_dirs mlxsim372 | sed -n 2p)/ports/1/node_guid)
 	expect_eq "$saved" 00:00:00:00:00:00:00:00 "the fresh VF's GUID (HostIFGUID)" || return 1
-	g=02:00:00:00:00:00:01:00
-	vport_set 372 $vf node_guid $g && vport_set 372 $vf port_guid $g || { echo "the CNI's add failed"; return 1; }
-	expect_eq "$(cat $F/node_guid) $(cat $F/port_guid)" "$g $g" "after the CNI's add" || return 1
-	expect_eq "$(vf_guids_of 372 | tr '\n' ';')" \
-		"calls 2 failed 0 refused 0;0 1 node 0200000000000100;0 1 port 0200000000000100;" \
-		"what the driver was told by the add" || return 1
+	client_sets "the CNI's add" 02:00:00:00:00:00:01:00 2 || return 1
 	# The saved GUID was all zeros: the CNI releases with all ones.
 	[ "$saved" = 00:00:00:00:00:00:00:00 ] && r=FF:FF:FF:FF:FF:FF:FF:FF || r=$saved
-	vport_set 372 $vf node_guid $r && vport_set 372 $vf port_guid $r || { echo "the CNI's delete failed"; return 1; }
-	expect_eq "$(cat $F/node_guid) $(cat $F/port_guid)" "ff:ff:ff:ff:ff:ff:ff:ff ff:ff:ff:ff:ff:ff:ff:ff" \
-		"after the CNI's delete" || return 1
-	expect_eq "$(vf_guids_of 372 | tr '\n' ';')" \
-		"calls 4 failed 0 refused 0;0 1 node ffffffffffffffff;0 1 port ffffffffffffffff;" \
-		"what the driver was told by the delete" || return 1
-	o=7e:3a:11:00:00:00:00:00
-	vport_set 372 $vf node_guid $o && vport_set 372 $vf port_guid $o || { echo "the operator's set failed"; return 1; }
-	expect_eq "$(cat $F/node_guid) $(cat $F/port_guid)" "$o $o" "after the operator's set" || return 1
-	expect_eq "$(vf_guids_of 372 | tr '\n' ';')" \
-		"calls 6 failed 0 refused 0;0 1 node 7e3a110000000000;0 1 port 7e3a110000000000;" \
-		"what the driver was told by the operator" || return 1
+	client_sets "the CNI's delete" $r 4 || return 1
+	client_sets "the operator's set" 7e:3a:11:00:00:00:00:00 6 || return 1
 	sim_del 372
 }
 
