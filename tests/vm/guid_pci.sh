@@ -60,6 +60,15 @@ pci_bind() {
 		[ "$(basename "$(readlink $PCIDEVS/$1/driver)")" = mlx_ext_sim ]
 }
 
+# pf_with_vfs N: the VM's SR-IOV PF, $pf (its directory $P), bound to the
+# simulator's PCI driver, with N VFs enabled.
+pf_with_vfs() {
+	pf=$(pci_pf) || { echo "no SR-IOV PF in the VM"; return 1; }
+	P=$PCIDEVS/$pf
+	[ "$(basename "$(readlink $P/driver)")" = mlx_ext_sim ] || pci_bind $pf || return 1
+	echo $1 >$P/sriov_numvfs
+}
+
 # vf_entries DEV: the first GUID entry of each VF of port 1.
 vf_entries() {
 	for f in $(fn_dirs $1 | tail -n +2); do cat $IB/$1/iov/$f/ports/1/gid_idx/0 2>/dev/null; done
@@ -186,10 +195,7 @@ test_guid_pci_no_sriov() {
 # files under the VFs' PCI names. The simulator's PCI driver takes no
 # new_id.
 test_guid_pci_teardown() {
-	pf=$(pci_pf) || { echo "no SR-IOV PF in the VM"; return 1; }
-	P=$PCIDEVS/$pf
-	[ "$(basename "$(readlink $P/driver)")" = mlx_ext_sim ] || pci_bind $pf || return 1
-	echo 2 >$P/sriov_numvfs || return 1
+	pf_with_vfs 2 || return 1
 	sim_new "362 cx3 1 pci:$pf" || return 1
 	d=mlxsim362 I=$IB/mlxsim362/iov
 	mark
@@ -255,10 +261,7 @@ test_guid_pci_teardown() {
 # leaks (test_no_leaks) or splats, and afterwards the tables work.
 test_guid_failslab_pci() {
 	[ -d $FAILSLAB ] || { echo "no $FAILSLAB"; return $KSFT_SKIP; }
-	pf=$(pci_pf) || { echo "no SR-IOV PF in the VM"; return 1; }
-	P=$PCIDEVS/$pf
-	[ "$(basename "$(readlink $P/driver)")" = mlx_ext_sim ] || pci_bind $pf || return 1
-	echo 2 >$P/sriov_numvfs || return 1
+	pf_with_vfs 2 || return 1
 	d=mlxsim364 I=$IB/mlxsim364/iov S=$IB/mlxsim364/mlx_ext/vf_guid_tables
 	failslab_on_mlx_ext
 	mark
@@ -326,10 +329,7 @@ test_guid_pci_vf_rebind() {
 }
 
 vf_rebind() {
-	pf=$(pci_pf) || { echo "no SR-IOV PF in the VM"; return 1; }
-	P=$PCIDEVS/$pf
-	[ "$(basename "$(readlink $P/driver)")" = mlx_ext_sim ] || pci_bind $pf || return 1
-	echo 2 >$P/sriov_numvfs || return 1
+	pf_with_vfs 2 || return 1
 	sim_new "365 cx4 1 pci:$pf" || return 1
 	d=mlxsim365 I=$IB/mlxsim365/iov
 	echo on >$IB/$d/mlx_ext/vf_guid_tables || return 1
@@ -400,10 +400,7 @@ test_guid_pci_netlink() {
 
 netlink() {
 	[ -x $IP ] || { echo "no $IP in the guest"; return 1; }
-	pf=$(pci_pf) || { echo "no SR-IOV PF in the VM"; return 1; }
-	P=$PCIDEVS/$pf
-	[ "$(basename "$(readlink $P/driver)")" = mlx_ext_sim ] || pci_bind $pf || return 1
-	echo 2 >$P/sriov_numvfs || return 1
+	pf_with_vfs 2 || return 1
 	sim_new "366 cx4 1 pci:$pf" || return 1
 	d=mlxsim366 I=$IB/mlxsim366/iov nd=mlxsim366ib1
 	echo on >$IB/$d/mlx_ext/vf_guid_tables || return 1
