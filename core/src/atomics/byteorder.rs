@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Byte order of atomic responses (SPEC section 3).
+//! Byte order of atomic responses (`Documentation/atomics.rst`, "Byte order of
+//! the response").
 //!
 //! An adapter writes the 8-byte response of an atomic into the requester's
 //! buffer. Connect-IB writes it big-endian whatever the host is, which on a

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Masked atomics: the arithmetic of MskCmpSwap and MFetchAdd (SPEC section 2),
-//! the byte order of atomic replies (SPEC section 3), and the emulation of
-//! masked atomics with standard compare-and-swap.
+//! Masked atomics: the arithmetic of MskCmpSwap and MFetchAdd
+//! (`Documentation/atomics.rst`, "Semantics"), the byte order of atomic replies
+//! (`Documentation/atomics.rst`, "Byte order of the response"), and the
+//! emulation of masked atomics with standard compare-and-swap.
 //!
 //! Both operations answer with the word's old value, exactly as the standard
 //! InfiniBand atomics do, so the functions here return the *new* value of the

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The masked atomics written bit by bit, as the pseudocode of SPEC section 2
-//! states them. They are slow on purpose: they are the oracle against which
-//! the word-parallel functions of [`super`] are tested, and the self-test
-//! compares the two inside the kernel.
+//! The masked atomics written bit by bit, as the pseudocode of
+//! `Documentation/atomics.rst`, "Semantics", states them. They are slow on
+//! purpose: they are the oracle against which the word-parallel functions of
+//! [`super`] are tested, and the self-test compares the two inside the kernel.
 //!
 //! Like the fast versions, each function returns the new value of the word;
 //! the response of the operation is always the old value. The source

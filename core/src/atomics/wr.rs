@@ -2,11 +2,11 @@
 
 //! The work-request view of atomics: the values of `enum ib_wc_status`,
 //! `enum ib_wc_opcode` and `enum ib_wr_opcode`, and [`AtomicOp`], an atomic
-//! read from the four operand fields of `struct ib_atomic_wr` (SPEC section
-//! 2's table, pinned here). Shared by mlx_ext, which posts these work
-//! requests for ULPs, and by the simulator, which executes them, so that the
-//! two cannot read the table differently; the kernel ties the values to
-//! ib_core's at compile time.
+//! read from the four operand fields of `struct ib_atomic_wr` (the table of
+//! `Documentation/atomics.rst`, "Semantics", pinned here). Shared by mlx_ext,
+//! which posts these work requests for ULPs, and by the simulator, which
+//! executes them, so that the two cannot read the table differently; the kernel
+//! ties the values to ib_core's at compile time.
 
 use super::{masked_cmp_swap, masked_fetch_add};
 
@@ -253,7 +253,8 @@ pub enum AtomicOp {
         /// The value to add, modulo 2^64.
         add: u64,
     },
-    /// `IB_WR_MASKED_ATOMIC_CMP_AND_SWP` (MskCmpSwap, SPEC section 2).
+    /// `IB_WR_MASKED_ATOMIC_CMP_AND_SWP` (MskCmpSwap,
+    /// `Documentation/atomics.rst`).
     MaskedCmpSwap {
         /// The value to compare with.
         compare: u64,
@@ -264,7 +265,8 @@ pub enum AtomicOp {
         /// The bits that are stored.
         swap_mask: u64,
     },
-    /// `IB_WR_MASKED_ATOMIC_FETCH_AND_ADD` (MFetchAdd, SPEC section 2).
+    /// `IB_WR_MASKED_ATOMIC_FETCH_AND_ADD` (MFetchAdd,
+    /// `Documentation/atomics.rst`).
     MaskedFetchAdd {
         /// The value to add, field by field.
         add: u64,
@@ -276,7 +278,7 @@ pub enum AtomicOp {
 impl AtomicOp {
     /// Reads the operands of an atomic work request from the four fields of
     /// `struct ib_atomic_wr`, as mlx4 (`qp.c`) and RDS (`ib_send.c`) read
-    /// them (SPEC section 2):
+    /// them (`Documentation/atomics.rst`, "Semantics"):
     ///
     /// | opcode | `compare_add` | `compare_add_mask` | `swap` | `swap_mask` |
     /// |---|---|---|---|---|
@@ -708,7 +710,8 @@ mod tests {
             assert_eq!(AtomicOp::from_wr(o, a, am, b, bm), Some(op));
         }
         // Masked FA: the add value in compare_add, the boundary in
-        // compare_add_mask (SPEC section 2), never in swap.
+        // compare_add_mask (`Documentation/atomics.rst`, "Semantics"), never in
+        // swap.
         assert_eq!(
             ops[3].to_wr(),
             (WrOpcode::MaskedAtomicFetchAndAdd, 8, 9, 0, 0)

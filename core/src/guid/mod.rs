@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The VF GUID engine (SPEC section 4): how the 128 alias GUIDs of an
-//! InfiniBand port are split among the PF and its VFs, what sysfs shows and
-//! accepts for them, which functions are up and get GUID-change events, and
+//! The VF GUID engine (`Documentation/vf-guids.rst`): how the 128 alias GUIDs
+//! of an InfiniBand port are split among the PF and its VFs, what sysfs shows
+//! and accepts for them, which functions are up and get GUID-change events, and
 //! the state machine that keeps asking the subnet manager, with exponential
 //! backoff, until every administrative value is operational.
 //!
 //! The engine is a plain synchronous data structure: the caller holds it
 //! behind a lock (in the kernel a sleeping one: see "Locking" in
-//! `engine.rs`), passes the time in (`u64` nanoseconds, never read here), and
-//! performs the [`Action`]s it asks for: send a request to the subnet
+//! `engine/mod.rs`), passes the time in (`u64` nanoseconds, never read here),
+//! and performs the [`Action`]s it asks for: send a request to the subnet
 //! manager, cancel one, or sleep until a given time. Entries and records are
 //! [`EntryIdx`] and [`RecordIdx`], checked once where they come in. The
 //! kernel mounts this directory with `#[path]`, so files here name each other

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Where the `iov` tree appears (issue 12, SPEC section 4): on the
+//! Where the `iov` tree appears (`Documentation/vf-guids.rst`): on the
 //! InfiniBand ports of devices with SR-IOV functions whose driver runs no
 //! GUID engine of its own, and only where an administrator cannot be
 //! surprised by SA requests to a production subnet manager. Decided from
@@ -11,7 +11,7 @@ use core::fmt;
 
 /// How a device's VFs get their GUIDs, chosen by the device's identity
 /// (vendor and part id, as the capability record is) and never by its
-/// name (SPEC section 4).
+/// name (`Documentation/vf-guids.rst`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GuidModel {
     /// Alias GUIDs: a VF's GUIDs are entries of the PF port's GUID table,
@@ -191,7 +191,8 @@ pub struct PortFacts {
     /// The driver runs its own engine: an mlx4_ib device (`driver_id`
     /// `RDMA_DRIVER_MLX4`) whose PCI parent is an mlx4_core SR-IOV master, or
     /// an `iov` directory the driver made itself (mlx4_ib makes it after
-    /// registration, so it can only be seen later; RDMA-NOTES section 5).
+    /// registration, `drivers/infiniband/hw/mlx4/sysfs.c:820`, so it can only be
+    /// seen later).
     pub driver_iov: bool,
     /// The port's link layer is InfiniBand (not Ethernet: RoCE ports never
     /// get a tree).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What an administrator writes to the simulator's bus files (SPEC section 5):
+//! What an administrator writes to the simulator's bus files
+//! (`Documentation/simulator.rst`):
 //!
 //! - `/sys/bus/mlx_ext_sim/new_device`: `ID MODEL [PORTS [NUM_VFS [GUIDS]]]` makes
 //!   the ib_device `mlxsim<ID>`; NUM_VFS may instead be `pci:DDDD:BB:DD.F`, a

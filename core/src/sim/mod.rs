@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The pure rules of the simulator `mlx_ext_sim` (SPEC section 5): software
-//! `ib_device`s with the identities of Mellanox adapters and an in-memory
-//! fabric, in the spirit of the kernel's netdevsim.
+//! The pure rules of the simulator `mlx_ext_sim`
+//! (`Documentation/simulator.rst`): software `ib_device`s with the identities
+//! of Mellanox adapters and an in-memory fabric, in the spirit of the kernel's
+//! netdevsim.
 //!
 //! - [`model`]: the adapters the simulator can pretend to be, as one table.
 //! - [`control`]: what an administrator writes to
@@ -13,7 +14,11 @@
 //!   QP states, with the numeric values of the 6.12 `ib_verbs.h` enums.
 //! - [`faults`]: the injected failures of object creation.
 //! - [`sa`]: the subnet administrator a simulated port answers SA MADs with
-//!   (GuidInfoRecord SET/DELETE, ClassPortInfo), programmable, logged by TID.
+//!   (GuidInfoRecord SET/DELETE, ClassPortInfo), programmable, logged by TID;
+//!   its rules follow OpenSM's.
+//! - [`mad`]: the bytes of those MADs, as the kernel's `core/sa_query.c`
+//!   lays them out: the SA header, the GuidInfoRecord, the method,
+//!   attribute and status values (re-exported by [`sa`]).
 //! - [`text`]: the tokens of the control files: fields and decimal numbers.
 //!
 //! The kernel mounts this directory with `#[path]`, so files here name each
@@ -23,6 +28,7 @@
 pub mod control;
 pub mod fabric;
 pub mod faults;
+pub mod mad;
 pub mod model;
 pub mod sa;
 pub mod text;

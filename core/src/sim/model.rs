@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The adapters `mlx_ext_sim` can pretend to be (SPEC section 5), kept as one
-//! table of data: a simulated device presents the identity of its model to
-//! ib_core, and mlx_ext recognises it by that identity alone, never by name.
+//! The adapters `mlx_ext_sim` can pretend to be
+//! (`Documentation/simulator.rst`), kept as one table of data: a simulated
+//! device presents the identity of its model to ib_core, and mlx_ext recognises
+//! it by that identity alone, never by name.
 
 use crate::atomics::ReplyOrder;
 use crate::caps::AtomicCap;
@@ -152,8 +153,8 @@ pub const PORT_GUIDS: usize = 128;
 pub const MAX_PORTS: u8 = 2;
 
 /// The largest number of SR-IOV VFs a simulated device may have. It is above
-/// the 126 that still give every VF a GUID (SPEC section 4), so that the
-/// refusal of too many VFs can be tested.
+/// the 126 that still give every VF a GUID (`Documentation/vf-guids.rst`), so
+/// that the refusal of too many VFs can be tested.
 pub const MAX_NUM_VFS: u16 = 255;
 
 // At least 127 VFs, one more than can each get a GUID.
