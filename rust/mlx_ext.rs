@@ -21,6 +21,7 @@ pub mod guid;
 pub mod ib;
 pub mod registry;
 pub mod selftest;
+mod ties;
 pub mod vf_guids;
 
 // The pure logic's types printed with `pr_*!` (rust/ib/compat.rs).
@@ -41,14 +42,14 @@ struct MlxExt {
     _selftest: Option<ib::debugfs::Dir<selftest::Selftest>>,
     _reports: ib::Registration<registry::DeviceReports>,
     /// After the client: its devices' SA queries end before it goes.
-    _sa: ib::iov::SaClient,
+    _sa: ib::sa::SaClient,
     /// Last: the waiters of `mlx_ext_atomic()`, free once no ULP is left.
-    _sync: ib::ulp::SyncWaiters,
+    _sync: ib::export::SyncWaiters,
 }
 
 impl kernel::Module for MlxExt {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let sa = ib::iov::SaClient::register()?;
+        let sa = ib::sa::SaClient::register()?;
         let selftest = selftest::Selftest::create()
             .inspect_err(|e| pr_warn!("no debugfs test interface ({:?})\n", e))
             .ok();
@@ -56,7 +57,7 @@ impl kernel::Module for MlxExt {
             _selftest: selftest,
             _reports: ib::Registration::new()?,
             _sa: sa,
-            _sync: ib::ulp::SyncWaiters::default(),
+            _sync: ib::export::SyncWaiters::default(),
         })
     }
 }

@@ -28,13 +28,13 @@ mlx_ext_module! {
 }
 
 struct MlxExtSim {
-    _bus: ib::bus::Bus<simulator::Simulator>,
+    _bus: ib::provider::bus::Bus<simulator::Simulator>,
 }
 
 impl kernel::Module for MlxExtSim {
     fn init(module: &'static ThisModule) -> Result<Self> {
         Ok(Self {
-            _bus: ib::bus::Bus::new(simulator::Simulator::new(module)?)?,
+            _bus: ib::provider::bus::Bus::new(simulator::Simulator::new(module)?)?,
         })
     }
 }

@@ -117,8 +117,8 @@ impl ib::Client for DeviceReports {
             driver_id: dev.driver_id(),
             vendor_id: dev.vendor_id(),
             vendor_part_id: dev.vendor_part_id(),
-            atomic_cap: dev.atomic_cap(),
-            masked_atomic_cap: dev.masked_atomic_cap(),
+            atomic_cap: dev.atomic_cap().map(crate::ties::atomic_cap),
+            masked_atomic_cap: dev.masked_atomic_cap().map(crate::ties::atomic_cap),
             host_big_endian: cfg!(target_endian = "big"),
             iwarp: dev.node_type() == crate::caps::RDMA_NODE_RNIC,
         });

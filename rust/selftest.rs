@@ -116,7 +116,7 @@ impl DirOps for Selftest {
             LAYER_SELFTEST => {
                 // The module's client lives while its files do (it is
                 // dropped after them): a second one must be refused.
-                let errno = match crate::ib::iov::SaClient::register() {
+                let errno = match crate::ib::sa::SaClient::register() {
                     Ok(_second) => 0,
                     Err(e) => e.to_errno(),
                 };

@@ -272,7 +272,7 @@ void mlx_ext_ib_device_set_parent(struct ib_device *dev, struct device *parent);
 u32 mlx_ext_ah_attr_dlid(const struct rdma_ah_attr *attr);
 
 /**
- * struct mlx_ext_ah - what a driver of rust/ib/driver keeps of an InfiniBand
+ * struct mlx_ext_ah - what a driver of rust/ib/provider/driver keeps of an InfiniBand
  * address handle (no GRH: the simulated fabric routes by LID)
  * @dlid: destination LID
  * @sl: service level
@@ -362,13 +362,13 @@ void mlx_ext_init_completion(struct completion *c);
 bool mlx_ext_wait_for_completion_ms(struct completion *c, unsigned int ms);
 
 /*
- * The client side of verbs, for mlx_ext's ULP API (rust/ib/ulp.rs): the
+ * The client side of verbs, for mlx_ext's ULP API (rust/ib/qp.rs, rust/ib/export.rs): the
  * static inline wrappers of include/rdma/ib_verbs.h.
  */
 
 /**
  * mlx_ext_rs_post_atomic - mlx_ext_post_atomic() once rust/helpers/export.c
- * checked the caller's header (Rust, rust/ib/ulp.rs); @gfp is the caller's,
+ * checked the caller's header (Rust, rust/ib/export.rs); @gfp is the caller's,
  * unchanged
  */
 struct mlx_ext_qp;
@@ -386,7 +386,7 @@ void mlx_ext_sync_pool_free(void);
 
 /**
  * mlx_ext_rs_query_caps - mlx_ext_query_caps() once rust/helpers/export.c
- * checked the caller's header (rust/ib/ulp.rs).
+ * checked the caller's header (rust/ib/export.rs).
  */
 int mlx_ext_rs_query_caps(struct ib_device *dev, struct mlx_ext_caps *caps);
 
@@ -410,7 +410,7 @@ int mlx_ext_rs_abi_check(u32 version, size_t size, size_t ours);
 
 /**
  * mlx_ext_rs_detach_qp - mlx_ext_detach_qp() once rust/helpers/export.c
- * checked its context (Rust, rust/ib/ulp.rs)
+ * checked its context (Rust, rust/ib/export.rs)
  */
 void mlx_ext_rs_detach_qp(struct mlx_ext_qp *qp);
 
@@ -420,12 +420,9 @@ void mlx_ext_rcu_read_lock(void);
 /** mlx_ext_rcu_read_unlock - rcu_read_unlock() */
 void mlx_ext_rcu_read_unlock(void);
 
-/** mlx_ext_ib_device_try_get - ib_device_try_get() */
-bool mlx_ext_ib_device_try_get(struct ib_device *dev);
-
 /**
- * mlx_ext_ib_device_get - another reference to @dev, on which the caller
- * holds one (ib_device_try_get(), which cannot fail then)
+ * mlx_ext_ib_device_get - another registration reference to @dev, on which
+ * the caller holds one (ib_device_try_get(), which cannot fail then)
  */
 void mlx_ext_ib_device_get(struct ib_device *dev);
 

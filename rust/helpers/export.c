@@ -2,7 +2,7 @@
 /*
  * The exported ULP API of include/mlx_ext/mlx_ext.h. mlx_ext_atomic() and
  * the gfp_t step of mlx_ext_post_atomic() are here; the rest is defined in
- * Rust (rust/ib/ulp.rs, export_atomic_api!)
+ * Rust (rust/ib/export.rs, export_atomic_api!)
  * and only exported here, as the kernel's own rust/exports.c does; the
  * prototypes the header gives are the ones the Rust side implements.
  */

@@ -166,14 +166,14 @@ bool mlx_ext_wait_for_completion_ms(struct completion *c, unsigned int ms)
 }
 
 /*
- * The devices of rust/ib/driver have no DMA device: their DMA addresses are
+ * The devices of rust/ib/provider/driver have no DMA device: their DMA addresses are
  * kernel virtual addresses, which only INFINIBAND_VIRT_DMA makes true.
  */
 #if IS_ENABLED(CONFIG_INFINIBAND) && !IS_ENABLED(CONFIG_INFINIBAND_VIRT_DMA)
 #error "mlx_ext needs CONFIG_INFINIBAND_VIRT_DMA (a kernel without HIGHMEM)"
 #endif
 
-/* The client side: what mlx_ext's ULP API (rust/ib/ulp.rs) calls. */
+/* The client side: what mlx_ext's ULP API (rust/ib/qp.rs) calls. */
 
 void mlx_ext_rcu_read_lock(void)
 {
@@ -183,11 +183,6 @@ void mlx_ext_rcu_read_lock(void)
 void mlx_ext_rcu_read_unlock(void)
 {
 	rcu_read_unlock();
-}
-
-bool mlx_ext_ib_device_try_get(struct ib_device *dev)
-{
-	return ib_device_try_get(dev);
 }
 
 void mlx_ext_ib_device_get(struct ib_device *dev)

@@ -14,7 +14,7 @@
  * an ARPHRD_INFINIBAND netdev (handle_vf_guid()), whose parent is a PCI
  * function with VFs (dev_num_vf()): the netdev is made only on an adapter
  * whose parent is a PCI PF. ib_ipoib itself cannot run on the simulator,
- * whose data path has no UD QP but the GSI's (rust/ib/driver/mod.rs).
+ * whose data path has no UD QP but the GSI's (rust/ib/provider/driver/mod.rs).
  *
  * Locks: register_netdev() and unregister_netdev() take RTNL, under the
  * simulator's device mutex (new_device, del_device) or the PF's device lock

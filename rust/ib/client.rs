@@ -72,7 +72,7 @@ pub struct ClientVTable {
     lookups: AtomicBool,
 }
 
-// SAFETY: after registration only ib_core touches `raw`, under its own locks;
+// SAFETY: After registration only ib_core touches `raw`, under its own locks;
 // `registered` is atomic.
 unsafe impl Sync for ClientVTable {}
 
@@ -87,7 +87,7 @@ impl ClientVTable {
                 add: Some(add_callback::<T>),
                 remove: Some(remove_callback::<T>),
                 rename: Some(rename_callback::<T>),
-                // SAFETY: an all-zero `ib_client` is a valid value: null
+                // SAFETY: An all-zero `ib_client` is a valid value: null
                 // pointers, no callbacks, and state ib_register_client sets up.
                 ..unsafe { MaybeUninit::<bindings::ib_client>::zeroed().assume_init() }
             }),
@@ -109,7 +109,7 @@ impl ClientVTable {
 #[macro_export]
 macro_rules! declare_ib_client {
     ($client:ty, $name:literal) => {
-        // SAFETY: the vtable is built for `$client` itself.
+        // SAFETY: The vtable is built for `$client` itself.
         unsafe impl $crate::ib::HasClientVTable for $client {
             fn vtable() -> &'static $crate::ib::ClientVTable {
                 static VTABLE: $crate::ib::ClientVTable =
@@ -136,7 +136,7 @@ impl<T: Client> Registration<T> {
         if vtable.registered.swap(true, Ordering::AcqRel) {
             return Err(EBUSY);
         }
-        // SAFETY: the vtable is static, built for `T`, and (checked above)
+        // SAFETY: The vtable is static, built for `T`, and (checked above)
         // not registered yet.
         let ret = to_result(unsafe { bindings::ib_register_client(vtable.as_raw()) });
         if ret.is_err() {
@@ -218,7 +218,7 @@ unsafe extern "C" fn rename_callback<T: Client>(
     // `client_data_rwsem` for reading, which `remove_client_context` takes
     // for writing before it calls `remove`).
     let dev = unsafe { Device::from_raw(raw) };
-    // SAFETY: a non-null `client_data` is the `Slot<T>` `add_callback`
+    // SAFETY: A non-null `client_data` is the `Slot<T>` `add_callback`
     // stored; it is freed only by `remove_callback`, which cannot run now
     // (see above).
     let slot = unsafe { compat::borrow_foreign::<KBox<Slot<T>>>(client_data) };
@@ -255,7 +255,7 @@ unsafe extern "C" fn remove_callback<T: Client>(
         bindings::ib_set_client_data(dev.as_raw(), T::vtable().as_raw(), core::ptr::null_mut())
     };
     super::sync::synchronize_rcu();
-    // SAFETY: a non-null `client_data` is the pointer `add_callback` stored
+    // SAFETY: A non-null `client_data` is the pointer `add_callback` stored
     // with `into_foreign`; ib_core passes it to `remove` exactly once, after
     // the last `rename` returned; none starts after it, and no reader of
     // `with_data_of` holds it any more (the grace period above).
@@ -292,7 +292,7 @@ pub(super) unsafe fn with_data_of<T: Client, R>(
     // its read-side critical section; the helper is an `xa_load` of the
     // client's slot.
     let slot = unsafe { bindings::mlx_ext_ib_get_client_data(dev, T::vtable().as_raw()) };
-    // SAFETY: a non-null slot is the `Slot<T>` `add_callback` stored;
+    // SAFETY: A non-null slot is the `Slot<T>` `add_callback` stored;
     // `remove_callback` clears the slot and waits for a grace period before
     // it frees it, and this reader is in a read-side critical section.
     (!slot.is_null()).then(|| f(&unsafe { compat::borrow_foreign::<KBox<Slot<T>>>(slot) }.data))

@@ -33,6 +33,16 @@ pub fn lock_class_ptr(key: LockClass) -> *mut kernel::bindings::lock_class_key {
     core::ptr::from_ref::<LockClassKey>(key).cast_mut().cast()
 }
 
+/// Owned references to objects that C counts (`ARef`), and the trait such
+/// an object implements: in `kernel::sync::aref` on newer kernels
+/// (`probes/sync_aref.rs`), in `kernel::types` on 6.12.
+#[cfg(mlx_ext_sync_aref)]
+pub use kernel::sync::aref::{ARef, AlwaysRefCounted};
+/// Owned references to objects that C counts (`ARef`), and the trait such
+/// an object implements.
+#[cfg(not(mlx_ext_sync_aref))]
+pub use kernel::types::{ARef, AlwaysRefCounted};
+
 /// Hands `v` over to C, as [`ForeignOwnable::into_foreign`]. The pointer is
 /// mutable here on every kernel, as it is on newer ones
 /// (`probes/foreign_mut.rs`).
@@ -51,10 +61,10 @@ pub fn into_foreign<T: ForeignOwnable>(v: T) -> *mut c_void {
 /// a `T`, and is given back once, after every borrow of it has ended.
 pub unsafe fn from_foreign<T: ForeignOwnable>(p: *mut c_void) -> T {
     #[cfg(mlx_ext_foreign_mut)]
-    // SAFETY: the caller's contract, which is the trait's.
+    // SAFETY: The caller's contract, which is the trait's.
     return unsafe { T::from_foreign(p) };
     #[cfg(not(mlx_ext_foreign_mut))]
-    // SAFETY: the caller's contract, which is the trait's.
+    // SAFETY: The caller's contract, which is the trait's.
     return unsafe { T::from_foreign(p.cast_const()) };
 }
 
@@ -66,10 +76,10 @@ pub unsafe fn from_foreign<T: ForeignOwnable>(p: *mut c_void) -> T {
 /// and is not given back to [`from_foreign`] before `'a` ends.
 pub unsafe fn borrow_foreign<'a, T: ForeignOwnable>(p: *mut c_void) -> T::Borrowed<'a> {
     #[cfg(mlx_ext_foreign_mut)]
-    // SAFETY: the caller's contract, which is the trait's.
+    // SAFETY: The caller's contract, which is the trait's.
     return unsafe { T::borrow(p) };
     #[cfg(not(mlx_ext_foreign_mut))]
-    // SAFETY: the caller's contract, which is the trait's.
+    // SAFETY: The caller's contract, which is the trait's.
     return unsafe { T::borrow(p.cast_const()) };
 }
 
@@ -114,14 +124,14 @@ macro_rules! lock_backend_compat {
     (try_lock: $try_lock:path, assert_is_held: $assert:path $(,)?) => {
         #[cfg(mlx_ext_lock_try_lock)]
         unsafe fn try_lock(ptr: *mut Self::State) -> Option<Self::GuardState> {
-            // SAFETY: as `lock`: the lock is initialised (the trait's
+            // SAFETY: As `lock`: the lock is initialised (the trait's
             // contract).
             unsafe { $try_lock(ptr.cast()) }.then_some(())
         }
 
         #[cfg(mlx_ext_lock_assert_is_held)]
         unsafe fn assert_is_held(ptr: *mut Self::State) {
-            // SAFETY: as `lock`: the lock is initialised.
+            // SAFETY: As `lock`: the lock is initialised.
             unsafe { $assert(ptr.cast()) }
         }
     };

@@ -34,10 +34,10 @@ pub struct Dir<T: DirOps> {
     _parent: Option<Arc<Root>>,
 }
 
-// SAFETY: a `Dir` owns its C directory, which may be destroyed from any
+// SAFETY: A `Dir` owns its C directory, which may be destroyed from any
 // thread, and a `KBox<T>` with `T: Send`.
 unsafe impl<T: DirOps> Send for Dir<T> {}
-// SAFETY: through `&Dir` one can only get `&T`, which is `Sync`. Nothing
+// SAFETY: Through `&Dir` one can only get `&T`, which is `Sync`. Nothing
 // mutates the C directory until `drop`, which takes `&mut`.
 unsafe impl<T: DirOps> Sync for Dir<T> {}
 
@@ -61,7 +61,7 @@ impl<T: DirOps> Dir<T> {
         let raw_files = raw_files(files)?;
         let priv_: *const T = &*data;
         let count = u32::try_from(raw_files.len()).map_err(|_| EINVAL)?;
-        // SAFETY: the parent, if any, is live (it is kept until `drop`);
+        // SAFETY: The parent, if any, is live (it is kept until `drop`);
         // `name` and the file names are NUL-terminated and copied;
         // the ops are static and `priv_` stays valid until `drop` destroys
         // the directory before freeing `data`.
@@ -75,7 +75,7 @@ impl<T: DirOps> Dir<T> {
                 count,
             )
         })?;
-        // INVARIANT: made just above with `data` and the adapter's ops.
+        // INVARIANT: Made just above with `data` and the adapter's ops.
         Ok(Self {
             // `mlx_ext_ddir_create` returns a directory or an error pointer,
             // never null; `from_err_ptr` turned the errors into `Err`.

@@ -4,10 +4,10 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 
-use super::{bindings, sync::IrqSpinLock};
-use crate::caps::AtomicCap;
+use super::{bindings, compat::AlwaysRefCounted, sync::IrqSpinLock};
 use crate::new_irq_spinlock;
 use core::fmt::{self, Write as _};
+use core::ptr::NonNull;
 use kernel::{init::InPlaceInit, prelude::*, sync::Arc, types::Opaque};
 
 /// An RDMA device registered with ib_core (`struct ib_device`).
@@ -22,8 +22,67 @@ use kernel::{init::InPlaceInit, prelude::*, sync::Arc, types::Opaque};
 /// it calls clients only after `setup_device` filled `attrs`, during
 /// `ib_register_device`. During `remove` the device may already be
 /// unregistered, but it is still valid.
+///
+/// An owned reference, `ARef<Device>` ([`super::compat::ARef`]), is one
+/// registration reference (`ib_device_try_get`/`ib_device_put`): what the
+/// objects that call ib_core about a device later keep. ib_core's
+/// unregistration waits for the count to reach zero after its clients'
+/// `remove` (`disable_device` in `drivers/infiniband/core/device.c`), so a
+/// reference kept past `remove` by mistake holds the unregistration up (a
+/// hang that says where it is), and never lets the device be freed under
+/// it.
 #[repr(transparent)]
 pub struct Device(Opaque<bindings::ib_device>);
+
+// SAFETY: ib_core's calls on a device, `ib_device_put` included, may come
+// from any thread.
+unsafe impl Send for Device {}
+// SAFETY: As above; `&Device` only reads what no longer changes, or calls
+// ib_core, which locks what it changes.
+unsafe impl Sync for Device {}
+
+// SAFETY: A `Device` is only ever reached through a reference ib_core
+// handed to a client callback, where it holds a registration reference
+// (from `enable_device_and_get` until after the clients' `remove`), or
+// through an `ARef`: the count is never zero while one exists, so
+// `inc_ref` can always take another, and the device is not freed before
+// the count drops to zero.
+unsafe impl AlwaysRefCounted for Device {
+    fn inc_ref(&self) {
+        // SAFETY: The device is valid and its count is not zero (above).
+        unsafe { bindings::mlx_ext_ib_device_get(self.as_raw()) };
+    }
+
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: The caller gives back a reference it holds (the trait's
+        // contract); `Device` is a transparent wrapper of `ib_device`.
+        unsafe { bindings::ib_device_put(obj.as_ptr().cast()) };
+    }
+}
+
+/// How far a device's atomic operations are atomic (`enum ib_atomic_cap`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum AtomicCap {
+    /// `IB_ATOMIC_NONE`: no atomic operations.
+    None = bindings::ib_atomic_cap_IB_ATOMIC_NONE,
+    /// `IB_ATOMIC_HCA`: atomic among the QPs of this adapter.
+    Hca = bindings::ib_atomic_cap_IB_ATOMIC_HCA,
+    /// `IB_ATOMIC_GLOB`: atomic with the CPUs' and other adapters' accesses too.
+    Glob = bindings::ib_atomic_cap_IB_ATOMIC_GLOB,
+}
+
+impl AtomicCap {
+    /// The value of `raw`; `None` for one ib_core does not define.
+    pub const fn from_raw(raw: u32) -> Option<Self> {
+        match raw {
+            bindings::ib_atomic_cap_IB_ATOMIC_NONE => Some(Self::None),
+            bindings::ib_atomic_cap_IB_ATOMIC_HCA => Some(Self::Hca),
+            bindings::ib_atomic_cap_IB_ATOMIC_GLOB => Some(Self::Glob),
+            _ => None,
+        }
+    }
+}
 
 impl Device {
     /// Creates a reference to a device from a pointer ib_core passed in.
@@ -45,7 +104,7 @@ impl Device {
     }
 
     fn attrs(&self) -> &bindings::ib_device_attr {
-        // SAFETY: the device is valid and `attrs` no longer changes (type
+        // SAFETY: The device is valid and `attrs` no longer changes (type
         // invariant): the driver fills it in its `query_device` op, which
         // ib_core's `setup_device` calls during `ib_register_device` before
         // any client sees the device, and nothing writes it afterwards.
@@ -54,17 +113,17 @@ impl Device {
 
     /// `atomic_cap` as ib_core reports it; `None` for a value it does not define.
     pub fn atomic_cap(&self) -> Option<AtomicCap> {
-        AtomicCap::from_ib(self.attrs().atomic_cap)
+        AtomicCap::from_raw(self.attrs().atomic_cap)
     }
 
     /// `masked_atomic_cap` as ib_core reports it; `None` for a value it does not define.
     pub fn masked_atomic_cap(&self) -> Option<AtomicCap> {
-        AtomicCap::from_ib(self.attrs().masked_atomic_cap)
+        AtomicCap::from_raw(self.attrs().masked_atomic_cap)
     }
 
     /// The driver's `enum rdma_driver_id` (`ops.driver_id`).
     pub fn driver_id(&self) -> u32 {
-        // SAFETY: the device is valid (type invariant); `ops` is set before
+        // SAFETY: The device is valid (type invariant); `ops` is set before
         // registration (`ib_set_device_ops`) and no longer changes.
         unsafe { (*self.as_raw()).ops.driver_id }
     }
@@ -72,14 +131,14 @@ impl Device {
     /// The device's `node_type` (`enum rdma_node_type`; `RDMA_NODE_RNIC`
     /// for an iWARP device).
     pub fn node_type(&self) -> u32 {
-        // SAFETY: the device is valid (type invariant); `node_type` is set
+        // SAFETY: The device is valid (type invariant); `node_type` is set
         // before registration and no longer changes.
         u32::from(unsafe { (*self.as_raw()).node_type })
     }
 
     /// The device's node GUID, in host order.
     pub fn node_guid(&self) -> u64 {
-        // SAFETY: the device is valid (type invariant), so the field is
+        // SAFETY: The device is valid (type invariant), so the field is
         // readable. Drivers set it before registration; one may store it
         // again later (a plain `__be64` store, as ib_core's own sysfs reads
         // it): read once, as READ_ONCE would.
@@ -96,77 +155,9 @@ impl Device {
         self.attrs().vendor_part_id
     }
 
-    /// What the device's parent says about SR-IOV functions: a simulated
-    /// adapter's facts (`include/mlx_ext/sim.h`), a PCI PF's number of VFs,
-    /// or nothing.
-    #[cfg(not(mlx_ext_provider))]
-    pub fn sriov(&self) -> Sriov {
-        let mut num_vfs = 0u16;
-        let (ret, name) = PfName::fill(|buf, len| {
-            // SAFETY: the device is valid and registered (type invariant),
-            // so its parent, and the module of the parent's bus, are alive;
-            // the helper writes at most `len` bytes, NUL included, at `buf`
-            // (`PfName::fill`).
-            unsafe { bindings::mlx_ext_ib_sim_info(self.as_raw(), &mut num_vfs, buf, len) }
-        });
-        if ret == 0 {
-            return Sriov::Sim { num_vfs, name };
-        }
-        let (vfs, name) = PfName::fill(|buf, len| {
-            // SAFETY: as above.
-            unsafe { bindings::mlx_ext_ib_pci_vfs(self.as_raw(), buf, len) }
-        });
-        match u16::try_from(vfs) {
-            Ok(num_vfs) => Sriov::PciPf { num_vfs, name },
-            Err(_) => Sriov::None,
-        }
-    }
-
-    /// The PCI name of VF `vf` (from 0) of the device's parent, a PCI PF;
-    /// `None` if the parent is not one, or the VF is not on the bus.
-    #[cfg(not(mlx_ext_provider))]
-    pub fn pci_vf_name(&self, vf: u16) -> Option<PfName> {
-        let (ret, name) = PfName::fill(|buf, len| {
-            // SAFETY: the device is valid and registered (type invariant),
-            // so is its parent; the helper writes at most `len` bytes, NUL
-            // included, at `buf` (`PfName::fill`).
-            unsafe { bindings::mlx_ext_ib_pci_vf_name(self.as_raw(), vf, buf, len) }
-        });
-        (ret == 0).then_some(name)
-    }
-
-    /// The number of the device's last port (ports are numbered from 1).
-    #[cfg(not(mlx_ext_provider))]
-    pub fn port_count(&self) -> u32 {
-        // SAFETY: the device is valid (type invariant); its port data is set
-        // up before registration.
-        unsafe { bindings::mlx_ext_ib_port_count(self.as_raw()) }
-    }
-
-    /// Whether `port` is InfiniBand (not RoCE or iWARP).
-    #[cfg(not(mlx_ext_provider))]
-    pub fn port_is_ib(&self, port: u32) -> bool {
-        if port == 0 || port > self.port_count() {
-            return false;
-        }
-        // SAFETY: as above, and `port` is one of the device's ports.
-        unsafe { bindings::mlx_ext_ib_port_is_ib(self.as_raw(), port) }
-    }
-
-    /// The GID table length of `port` (`gid_tbl_len`, as the driver told
-    /// ib_core at registration), 0 for a port the device does not have.
-    #[cfg(not(mlx_ext_provider))]
-    pub fn port_gid_tbl_len(&self, port: u32) -> u32 {
-        if port == 0 || port > self.port_count() {
-            return 0;
-        }
-        // SAFETY: as above, and `port` is one of the device's ports.
-        unsafe { bindings::mlx_ext_ib_port_gid_tbl_len(self.as_raw(), port) }
-    }
-
     /// The device's kobject, parent of its sysfs directory.
     pub(super) fn kobj(&self) -> *mut bindings::kobject {
-        // SAFETY: the device is valid (type invariant); the helper only
+        // SAFETY: The device is valid (type invariant); the helper only
         // computes the address of a field.
         unsafe { bindings::mlx_ext_ib_device_kobj(self.as_raw()) }
     }
@@ -179,7 +170,7 @@ impl Device {
     /// `ib_device_rename` takes for writing around its changes of the name:
     /// ib_core holds it while it calls a client's `add` and `rename`.
     pub(super) unsafe fn name_locked(&self) -> Name {
-        // SAFETY: the device is valid (type invariant), and by the caller's
+        // SAFETY: The device is valid (type invariant), and by the caller's
         // lock no rename writes `name` while it is read. `name` is an array
         // in the `ib_device`, always NUL-terminated by `strscpy`.
         let raw = unsafe { &(*self.as_raw()).name };
@@ -195,58 +186,6 @@ impl Device {
             name.len += 1;
         }
         name
-    }
-}
-
-/// What a device's parent says about SR-IOV functions.
-#[cfg(not(mlx_ext_provider))]
-pub enum Sriov {
-    /// A simulated adapter.
-    Sim {
-        /// Its VFs.
-        num_vfs: u16,
-        /// Its PF's PCI-style name.
-        name: PfName,
-    },
-    /// A PCI physical function.
-    PciPf {
-        /// `pci_num_vf()`, which lags the VFs on the bus: the VF GUID tables
-        /// count them through their watch (`crate::ib::iov::VfWatch`).
-        num_vfs: u16,
-        /// `pci_name()`.
-        name: PfName,
-    },
-    /// Anything else.
-    None,
-}
-
-/// A PCI (or PCI-style) function's name: `pci_name()` is
-/// `"%04x:%02x:%02x.%d"` of a 32-bit domain (`drivers/pci/probe.c:1966`,
-/// `pci_setup_device()`), 16 characters at most, and the helpers refuse a
-/// name that does not fit rather than cut it.
-#[cfg(not(mlx_ext_provider))]
-pub struct PfName {
-    bytes: [u8; PfName::SIZE],
-    len: usize,
-}
-
-#[cfg(not(mlx_ext_provider))]
-impl PfName {
-    /// Room for the longest PCI name and its NUL, and more.
-    pub const SIZE: usize = 24;
-
-    /// A name `write` writes as a NUL-terminated string of at most `len`
-    /// bytes at `buf`, zeroed before; and what `write` returned.
-    fn fill<R>(write: impl FnOnce(*mut u8, usize) -> R) -> (R, Self) {
-        let mut bytes = [0u8; Self::SIZE];
-        let r = write(bytes.as_mut_ptr(), bytes.len());
-        let len = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-        (r, Self { bytes, len })
-    }
-
-    /// The name's bytes.
-    pub fn as_bytes(&self) -> &[u8] {
-        self.bytes.get(..self.len).unwrap_or(&[])
     }
 }
 
@@ -315,7 +254,7 @@ impl DeviceName {
     ///
     /// As [`Device::name_locked`]: the caller holds `devices_rwsem`.
     pub(super) unsafe fn new(dev: &Device) -> Result<Self> {
-        // SAFETY: the caller holds `devices_rwsem`.
+        // SAFETY: The caller holds `devices_rwsem`.
         let name = unsafe { dev.name_locked() };
         Ok(Self(Arc::pin_init(
             new_irq_spinlock!(name, "mlx_ext::ib::DeviceName"),
@@ -329,7 +268,7 @@ impl DeviceName {
     ///
     /// As [`Device::name_locked`]: the caller holds `devices_rwsem`.
     pub(super) unsafe fn refresh(&self, dev: &Device) {
-        // SAFETY: the caller holds `devices_rwsem`.
+        // SAFETY: The caller holds `devices_rwsem`.
         let name = unsafe { dev.name_locked() };
         *self.0.lock() = name;
     }
@@ -348,39 +287,3 @@ impl fmt::Display for DeviceName {
         self.get().fmt(f)
     }
 }
-
-// The capability rules name drivers by `enum rdma_driver_id` value: tie
-// them to the values ib_core was built with.
-const _: () = {
-    use crate::caps::*;
-    assert!(DRIVER_MLX4 == bindings::rdma_driver_id_RDMA_DRIVER_MLX4);
-    assert!(DRIVER_MLX5 == bindings::rdma_driver_id_RDMA_DRIVER_MLX5);
-    assert!(DRIVER_CXGB4 == bindings::rdma_driver_id_RDMA_DRIVER_CXGB4);
-    assert!(DRIVER_MTHCA == bindings::rdma_driver_id_RDMA_DRIVER_MTHCA);
-    assert!(DRIVER_BNXT_RE == bindings::rdma_driver_id_RDMA_DRIVER_BNXT_RE);
-    assert!(DRIVER_OCRDMA == bindings::rdma_driver_id_RDMA_DRIVER_OCRDMA);
-    assert!(DRIVER_IRDMA == bindings::rdma_driver_id_RDMA_DRIVER_IRDMA);
-    assert!(DRIVER_VMW_PVRDMA == bindings::rdma_driver_id_RDMA_DRIVER_VMW_PVRDMA);
-    assert!(DRIVER_QEDR == bindings::rdma_driver_id_RDMA_DRIVER_QEDR);
-    assert!(DRIVER_HNS == bindings::rdma_driver_id_RDMA_DRIVER_HNS);
-    assert!(DRIVER_RXE == bindings::rdma_driver_id_RDMA_DRIVER_RXE);
-    assert!(DRIVER_HFI1 == bindings::rdma_driver_id_RDMA_DRIVER_HFI1);
-    assert!(DRIVER_QIB == bindings::rdma_driver_id_RDMA_DRIVER_QIB);
-    assert!(DRIVER_SIW == bindings::rdma_driver_id_RDMA_DRIVER_SIW);
-    assert!(DRIVER_ERDMA == bindings::rdma_driver_id_RDMA_DRIVER_ERDMA);
-    assert!(DRIVER_MANA == bindings::rdma_driver_id_RDMA_DRIVER_MANA);
-    // DRIVER_IONIC (21) is not in 6.12's enum: see its definition.
-    assert!(RDMA_NODE_RNIC == bindings::RDMA_NODE_RNIC);
-};
-
-// `AtomicCap::from_ib` (pure logic, also built on the host) decodes
-// `enum ib_atomic_cap` by value: tie it to the values ib_core was built with.
-const _: () = {
-    use bindings::{
-        ib_atomic_cap_IB_ATOMIC_GLOB as GLOB, ib_atomic_cap_IB_ATOMIC_HCA as HCA,
-        ib_atomic_cap_IB_ATOMIC_NONE as NONE,
-    };
-    assert!(matches!(AtomicCap::from_ib(NONE), Some(AtomicCap::None)));
-    assert!(matches!(AtomicCap::from_ib(HCA), Some(AtomicCap::Hca)));
-    assert!(matches!(AtomicCap::from_ib(GLOB), Some(AtomicCap::Glob)));
-};

@@ -158,7 +158,7 @@ impl<T: DirOps> DirAdapter<T> {
         len: usize,
     ) -> isize {
         from_result(|| {
-            // SAFETY: as in `show_callback`.
+            // SAFETY: As in `show_callback`.
             let data = unsafe { &*priv_.cast::<T>() };
             // SAFETY: sysfs and the debugfs helper pass `len` readable bytes,
             // ours until we return.

@@ -20,28 +20,38 @@
 //! layouts are checked against C at compile time (see `Kbuild`).
 
 mod bindings;
-#[cfg(mlx_ext_provider)]
-pub mod bus;
 mod client;
 pub mod compat;
 pub mod debugfs;
 mod device;
-#[cfg(mlx_ext_provider)]
-pub mod driver;
 mod file;
-/// What the VF GUID tables need of ib_core: mlx_ext.ko only.
-#[cfg(not(mlx_ext_provider))]
-pub mod iov;
-/// The ULP API's pooled work requests: mlx_ext.ko only.
-#[cfg(not(mlx_ext_provider))]
-pub mod request;
 pub mod sync;
 pub mod sysfs;
-/// The ULP API's verbs and entry points: mlx_ext.ko only.
-#[cfg(not(mlx_ext_provider))]
-pub mod ulp;
+pub mod values;
+
+// The provider side, what a driver implements: mlx_ext_sim.ko only.
 #[cfg(mlx_ext_provider)]
-pub mod wq;
+pub mod provider;
+
+// The client side that mlx_ext.ko adds (its C helpers are linked into it
+// alone): a ULP's QPs and work requests, the API's entry points, and what
+// the VF GUID tables need of ports, PCI functions, events, work and ib_sa.
+#[cfg(not(mlx_ext_provider))]
+pub mod event;
+#[cfg(not(mlx_ext_provider))]
+pub mod export;
+#[cfg(not(mlx_ext_provider))]
+pub mod pci_iov;
+#[cfg(not(mlx_ext_provider))]
+mod port;
+#[cfg(not(mlx_ext_provider))]
+pub mod qp;
+#[cfg(not(mlx_ext_provider))]
+pub mod request;
+#[cfg(not(mlx_ext_provider))]
+pub mod sa;
+#[cfg(not(mlx_ext_provider))]
+pub mod work;
 
 /// `EOPNOTSUPP`, which the 6.12 kernel crate does not name: what a driver
 /// returns for an operation it does not offer.
@@ -53,19 +63,19 @@ pub fn eopnotsupp() -> kernel::error::Error {
 /// clock types changed between 6.12 (`Ktime`) and 6.16 (`Instant`), and
 /// this is all mlx_ext reads of them.
 pub fn ktime_get_ns() -> u64 {
-    // SAFETY: reads the clock; any context.
+    // SAFETY: Reads the clock; any context.
     unsafe { bindings::mlx_ext_ktime_get_ns() }
 }
 
 /// Sleeps for `ms` milliseconds (`msleep`). Process context.
 pub fn msleep(ms: u32) {
-    // SAFETY: a plain sleep; the callers are in process context (work
+    // SAFETY: A plain sleep; the callers are in process context (work
     // items, teardown), as the function's contract says.
     unsafe { bindings::msleep(ms) };
 }
 
 pub use client::{Client, ClientVTable, HasClientVTable, Registration};
-pub use device::{Device, DeviceName, Name};
-#[cfg(not(mlx_ext_provider))]
-pub use device::{PfName, Sriov};
+pub use device::{AtomicCap, Device, DeviceName, Name};
 pub use file::{DirOps, File, ShowBuf, SHOW_MAX};
+#[cfg(not(mlx_ext_provider))]
+pub use port::{PortInfo, VfGuid};

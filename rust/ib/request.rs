@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The requests [`super::ulp::Qp::post_atomic`] posts, from a per-QP pool:
+//! The requests [`super::qp::Qp::post_atomic`] posts, from a per-QP pool:
 //! no allocation and no DMA mapping per operation.
 //!
 //! A [`RequestPool`] hands out [`Request`]s from chunks of
@@ -61,7 +61,7 @@ impl Gfp {
     /// Whether an allocation with these flags may sleep
     /// (`gfpflags_allow_blocking`): the caller is in process context.
     pub fn can_sleep(self) -> bool {
-        // SAFETY: a test of bits.
+        // SAFETY: A test of bits.
         unsafe { bindings::mlx_ext_ib_gfp_can_sleep(self.0) }
     }
 }
@@ -118,7 +118,7 @@ struct Lists<T: Handler> {
     chunks: *mut Chunk<T>,
 }
 
-// SAFETY: the lists are only reached under the pool's lock; the slots and
+// SAFETY: The lists are only reached under the pool's lock; the slots and
 // chunks they point to are the pool's, and a slot's `T` is `Send`.
 unsafe impl<T: Handler> Send for Lists<T> {}
 
@@ -126,7 +126,7 @@ impl<T: Handler> Lists<T> {
     /// Takes the first free slot, if any.
     fn pop_free(&mut self) -> Option<NonNull<Slot<T>>> {
         let head = NonNull::new(self.free)?;
-        // SAFETY: a free slot of a live chunk, linked under the pool's lock.
+        // SAFETY: A free slot of a live chunk, linked under the pool's lock.
         self.free = unsafe { (*head.as_ptr()).next_free };
         Some(head)
     }
@@ -137,7 +137,7 @@ impl<T: Handler> Lists<T> {
     ///
     /// `slot` is a slot of one of the pool's chunks that nothing uses.
     unsafe fn push_free(&mut self, slot: NonNull<Slot<T>>) {
-        // SAFETY: the caller's contract.
+        // SAFETY: The caller's contract.
         unsafe { (*slot.as_ptr()).next_free = self.free };
         self.free = slot.as_ptr();
     }
@@ -151,7 +151,7 @@ impl<T: Handler> Lists<T> {
 /// refers to it or its slots any more. Its fields need no drop: a free
 /// slot's `pool` is `None` and its `data` uninitialised.
 unsafe fn free_chunk<T: Handler>(dev: *mut bindings::ib_device, chunk: *mut Chunk<T>) {
-    // SAFETY: the caller's contract.
+    // SAFETY: The caller's contract.
     unsafe {
         bindings::mlx_ext_ib_dma_unmap_replies(dev, (*chunk).dma, size_of::<Replies>());
         bindings::mlx_ext_ib_free_chunk(chunk.cast());
@@ -169,7 +169,7 @@ struct PoolInner<T: Handler> {
 // SAFETY: `dev` is used for DMA calls only, which may come from any
 // thread; the rest is under the lock.
 unsafe impl<T: Handler> Send for PoolInner<T> {}
-// SAFETY: as above.
+// SAFETY: As above.
 unsafe impl<T: Handler> Sync for PoolInner<T> {}
 
 /// Chunks made, chunks freed, requests taken and work requests posted,
@@ -257,11 +257,11 @@ impl<T: Handler> PoolInner<T> {
             )
         });
         if let Err(e) = mapped {
-            // SAFETY: allocated above, never mapped nor linked.
+            // SAFETY: Allocated above, never mapped nor linked.
             unsafe { bindings::mlx_ext_ib_free_chunk(chunk.cast()) };
             return Err(e);
         }
-        // SAFETY: as above; the last field.
+        // SAFETY: As above; the last field.
         unsafe { addr_of_mut!((*chunk).dma).write(dma) };
         let mut lists = self.lists.lock();
         if let Some(freed) = lists.pop_free() {
@@ -279,7 +279,7 @@ impl<T: Handler> PoolInner<T> {
         // SAFETY: `chunk` is ours until linked here.
         unsafe { (*chunk).next = lists.chunks };
         lists.chunks = chunk;
-        // SAFETY: the slots of `chunk` after the first are free and linked
+        // SAFETY: The slots of `chunk` after the first are free and linked
         // among themselves; the last one is linked to the old free list.
         unsafe {
             let last = addr_of_mut!((*chunk).slots[CHUNK_SLOTS - 1]);
@@ -287,7 +287,7 @@ impl<T: Handler> PoolInner<T> {
             lists.free = (*first).next_free;
             (*first).next_free = core::ptr::null_mut();
         }
-        // SAFETY: a slot of a live chunk.
+        // SAFETY: A slot of a live chunk.
         Ok(unsafe { NonNull::new_unchecked(first) })
     }
 
@@ -307,7 +307,7 @@ impl<T: Handler> PinnedDrop for PoolInner<T> {
         // Every taken slot holds a reference: every slot is free.
         let mut chunk = self.lists.lock().chunks;
         while !chunk.is_null() {
-            // SAFETY: a chunk this pool made and mapped on `dev`; no slot of
+            // SAFETY: A chunk this pool made and mapped on `dev`; no slot of
             // it is taken, so nothing refers to it.
             let next = unsafe {
                 let next = (*chunk).next;
@@ -355,7 +355,7 @@ impl<T: Handler> RequestPool<T> {
     /// allocated with `gfp` when none is free.
     pub fn take(&self, data: T, gfp: Gfp) -> Result<Request<T>> {
         let slot = self.0.take(gfp)?;
-        // SAFETY: the slot is free, so ours: its pool and data are unset.
+        // SAFETY: The slot is free, so ours: its pool and data are unset.
         unsafe {
             let s = slot.as_ptr();
             (*s).pool = Some(self.0.clone());
@@ -375,43 +375,43 @@ impl<T: Handler> RequestPool<T> {
 /// initialised; it belongs to this request alone.
 pub struct Request<T: Handler>(NonNull<Slot<T>>);
 
-// SAFETY: a request owns its slot and `T: Send`; the slot's pool is
+// SAFETY: A request owns its slot and `T: Send`; the slot's pool is
 // `Send + Sync`.
 unsafe impl<T: Handler> Send for Request<T> {}
 
 impl<T: Handler> Request<T> {
     /// The caller's state.
     pub fn data(&self) -> &T {
-        // SAFETY: initialised (the type's invariant).
+        // SAFETY: Initialised (the type's invariant).
         unsafe { (*self.0.as_ptr()).data.assume_init_ref() }
     }
 
     /// The caller's state, mutably.
     pub fn data_mut(&mut self) -> &mut T {
-        // SAFETY: as above, and ours alone.
+        // SAFETY: As above, and ours alone.
         unsafe { (*self.0.as_ptr()).data.assume_init_mut() }
     }
 
     /// Frees the request, returning the caller's state.
     pub fn into_data(self) -> T {
         let this = ManuallyDrop::new(self);
-        // SAFETY: initialised; the slot is released without dropping it.
+        // SAFETY: Initialised; the slot is released without dropping it.
         let data = unsafe { (*this.0.as_ptr()).data.assume_init_read() };
-        // SAFETY: the data was moved out; the slot is released once.
+        // SAFETY: The data was moved out; the slot is released once.
         unsafe { release(this.0) };
         data
     }
 
     /// The request's `ib_cqe`, to post with.
     pub(super) fn cqe(&self) -> *mut bindings::ib_cqe {
-        // SAFETY: the slot is valid (the type's invariant). `Opaque` is
+        // SAFETY: The slot is valid (the type's invariant). `Opaque` is
         // `repr(transparent)`.
         unsafe { addr_of_mut!((*self.0.as_ptr()).cqe) }.cast()
     }
 
     /// The device its reply is mapped on, and its reply's DMA address.
     pub(super) fn reply_dma(&self) -> (*mut bindings::ib_device, u64) {
-        // SAFETY: the slot is taken (its pool is set) in a live chunk.
+        // SAFETY: The slot is taken (its pool is set) in a live chunk.
         unsafe {
             let s = self.0.as_ptr();
             let dev = (*s).pool.as_ref().map_or(core::ptr::null_mut(), |p| p.dev);
@@ -441,16 +441,16 @@ impl<T: Handler> Request<T> {
         // SAFETY: `cqe` is the `cqe` field of a taken slot (the caller's
         // contract).
         let slot = unsafe { cqe.cast::<u8>().sub(offset_of!(Slot<T>, cqe)) }.cast::<Slot<T>>();
-        // SAFETY: not null: derived from a valid pointer.
+        // SAFETY: Not null: derived from a valid pointer.
         Request(unsafe { NonNull::new_unchecked(slot) })
     }
 }
 
 impl<T: Handler> Drop for Request<T> {
     fn drop(&mut self) {
-        // SAFETY: initialised (the type's invariant); dropped once.
+        // SAFETY: Initialised (the type's invariant); dropped once.
         unsafe { (*self.0.as_ptr()).data.assume_init_drop() };
-        // SAFETY: the data is gone; the slot is released once.
+        // SAFETY: The data is gone; the slot is released once.
         unsafe { release(self.0) };
     }
 }
@@ -463,11 +463,11 @@ impl<T: Handler> Drop for Request<T> {
 /// uses it afterwards.
 unsafe fn release<T: Handler>(slot: NonNull<Slot<T>>) {
     let s = slot.as_ptr();
-    // SAFETY: a taken slot has its pool (the caller's contract).
+    // SAFETY: A taken slot has its pool (the caller's contract).
     let Some(pool) = (unsafe { (*s).pool.take() }) else {
         return;
     };
-    // SAFETY: the slot is ours, and unused from now on.
+    // SAFETY: The slot is ours, and unused from now on.
     unsafe { pool.lists.lock().push_free(slot) };
     // The last reference frees the chunks, this one's included: the slot
     // is no longer used.
@@ -502,17 +502,17 @@ unsafe extern "C" fn done_callback<T: Handler>(
 ) {
     // SAFETY: ib_core passes a valid work completion.
     let wc = unsafe { &*wc };
-    // SAFETY: every completion of a signalled send work request carries the
+    // SAFETY: Every completion of a signalled send work request carries the
     // `wr_cqe` it was posted with (`wr_id` is the other member of the union).
     let cqe = unsafe { wc.__bindgen_anon_1.wr_cqe };
-    // SAFETY: posted once, completed once: ours again.
+    // SAFETY: Posted once, completed once: ours again.
     let req = unsafe { Request::<T>::from_posted(cqe) };
     let raw_reply = if wc.status == bindings::ib_wc_status_IB_WC_SUCCESS {
         let (dev, dma) = req.reply_dma();
-        // SAFETY: the reply is mapped on `dev`; the adapter is done with it
+        // SAFETY: The reply is mapped on `dev`; the adapter is done with it
         // (the work request completed).
         unsafe { bindings::mlx_ext_ib_dma_sync_reply(dev, dma, true) };
-        // SAFETY: the slot's reply, in its live chunk, synced for the CPU.
+        // SAFETY: The slot's reply, in its live chunk, synced for the CPU.
         // Volatile: the adapter wrote it behind the compiler.
         unsafe {
             let s = req.0.as_ptr();

@@ -50,19 +50,19 @@ unsafe impl Backend for IrqSpinLockBackend {
         name: *const kernel::ffi::c_char,
         key: *mut kernel::bindings::lock_class_key,
     ) {
-        // SAFETY: per the trait's contract, `ptr` is valid for writes and
+        // SAFETY: Per the trait's contract, `ptr` is valid for writes and
         // `name` and `key` live forever.
         unsafe { kernel::bindings::__spin_lock_init(ptr, name, key) }
     }
 
     unsafe fn lock(ptr: *mut Self::State) -> Self::GuardState {
-        // SAFETY: initialised (the trait's contract); the two crates'
+        // SAFETY: Initialised (the trait's contract); the two crates'
         // bindings name the same C type.
         unsafe { bindings::mlx_ext_spin_lock_irq_nested(ptr.cast()) }
     }
 
     unsafe fn unlock(ptr: *mut Self::State, (): &Self::GuardState) {
-        // SAFETY: the caller owns the lock, taken by `lock` (the guard is
+        // SAFETY: The caller owns the lock, taken by `lock` (the guard is
         // `!Send`: on this task, and with interrupts off, on this CPU).
         unsafe { bindings::mlx_ext_spin_unlock_irq_nested(ptr.cast()) }
     }
@@ -75,7 +75,7 @@ unsafe impl Backend for IrqSpinLockBackend {
 
 /// Whether interrupts are disabled on this CPU (`irqs_disabled`).
 pub fn irqs_disabled() -> bool {
-    // SAFETY: reads the CPU's interrupt flag.
+    // SAFETY: Reads the CPU's interrupt flag.
     unsafe { bindings::mlx_ext_irqs_disabled() }
 }
 
@@ -87,14 +87,14 @@ pub struct RcuReadGuard(core::marker::PhantomData<*mut ()>);
 /// Begins an RCU read-side critical section (the 6.12 kernel crate has no
 /// RCU abstraction).
 pub fn rcu_read_lock() -> RcuReadGuard {
-    // SAFETY: pairs with the `rcu_read_unlock` of the guard's drop.
+    // SAFETY: Pairs with the `rcu_read_unlock` of the guard's drop.
     unsafe { bindings::mlx_ext_rcu_read_lock() };
     RcuReadGuard(core::marker::PhantomData)
 }
 
 impl Drop for RcuReadGuard {
     fn drop(&mut self) {
-        // SAFETY: begun by `rcu_read_lock`, on this task (`!Send`).
+        // SAFETY: Begun by `rcu_read_lock`, on this task (`!Send`).
         unsafe { bindings::mlx_ext_rcu_read_unlock() };
     }
 }
@@ -102,7 +102,7 @@ impl Drop for RcuReadGuard {
 /// Waits until every RCU read-side critical section begun before the call
 /// has ended. Sleeps.
 pub fn synchronize_rcu() {
-    // SAFETY: a plain C call, from process context (the callers').
+    // SAFETY: A plain C call, from process context (the callers').
     unsafe { bindings::synchronize_rcu() };
 }
 
@@ -115,10 +115,10 @@ pub struct Event {
     inner: Opaque<bindings::completion>,
 }
 
-// SAFETY: a completion is made to be signalled and waited for from any
+// SAFETY: A completion is made to be signalled and waited for from any
 // thread; its wait queue has its own lock.
 unsafe impl Send for Event {}
-// SAFETY: as above.
+// SAFETY: As above.
 unsafe impl Sync for Event {}
 
 impl Event {
@@ -133,14 +133,14 @@ impl Event {
     /// Signals the event: every waiter, present and future, goes on. Any
     /// context.
     pub fn signal(&self) {
-        // SAFETY: initialised by `new`.
+        // SAFETY: Initialised by `new`.
         unsafe { bindings::complete_all(self.inner.get()) };
     }
 
     /// Waits at most `ms` milliseconds for the event; whether it was
     /// signalled. Sleeps.
     pub fn wait_ms(&self, ms: u32) -> bool {
-        // SAFETY: initialised by `new`; the caller is in process context
+        // SAFETY: Initialised by `new`; the caller is in process context
         // (sleeping is the point).
         unsafe { bindings::mlx_ext_wait_for_completion_ms(self.inner.get(), ms) }
     }

@@ -64,7 +64,7 @@ impl AttrClass {
 macro_rules! attr_class {
     () => {{
         static CLASS: $crate::ib::sysfs::AttrClass =
-            // SAFETY: in a static, as lockdep wants.
+            // SAFETY: In a static, as lockdep wants.
             unsafe { $crate::ib::sysfs::AttrClass::new() };
         &CLASS
     }};
@@ -124,10 +124,10 @@ struct LiveDir {
     raw: Mutex<Option<NonNull<bindings::mlx_ext_kdir>>>,
 }
 
-// SAFETY: the pointer is only used under the lock, while the directory
+// SAFETY: The pointer is only used under the lock, while the directory
 // exists.
 unsafe impl Send for LiveDir {}
-// SAFETY: as above.
+// SAFETY: As above.
 unsafe impl Sync for LiveDir {}
 
 /// Wakes those who `poll()` one file of a [`Dir`] (`sysfs_notify`), while the
@@ -143,17 +143,17 @@ impl Notifier {
     pub fn notify(&self) {
         let raw = self.live.raw.lock();
         if let Some(raw) = *raw {
-            // SAFETY: the directory exists while it is in the lock (`Dir`'s
+            // SAFETY: The directory exists while it is in the lock (`Dir`'s
             // drop takes it out, under the lock, before destroying it).
             unsafe { bindings::mlx_ext_kdir_notify(raw.as_ptr(), self.id) };
         }
     }
 }
 
-// SAFETY: a `Dir` owns its C directory, which may be destroyed from any
+// SAFETY: A `Dir` owns its C directory, which may be destroyed from any
 // thread, and a `KBox<T>` with `T: Send`.
 unsafe impl<T: DirOps> Send for Dir<T> {}
-// SAFETY: through `&Dir` one can only read `raw` (to nest a directory in it,
+// SAFETY: Through `&Dir` one can only read `raw` (to nest a directory in it,
 // which the C side does under the kobject's own locks) and get `&T`, which is
 // `Sync`. Nothing mutates the C directory until `drop`, which takes `&mut`.
 unsafe impl<T: DirOps> Sync for Dir<T> {}
@@ -178,7 +178,7 @@ impl<T: DirOps> Dir<T> {
         let raw_files = raw_files(files)?;
         let priv_: *const T = &*data;
         let count = u32::try_from(raw_files.len()).map_err(|_| EINVAL)?;
-        // SAFETY: the parent's kobject is live; `name` and the file names are
+        // SAFETY: The parent's kobject is live; `name` and the file names are
         // NUL-terminated and copied; the ops are static and `priv_` stays
         // valid until `drop` destroys the directory before freeing `data`;
         // `class` is static (its type's invariant).
@@ -205,12 +205,12 @@ impl<T: DirOps> Dir<T> {
         let live = match live {
             Ok(live) => live,
             Err(e) => {
-                // SAFETY: made just above, destroyed once.
+                // SAFETY: Made just above, destroyed once.
                 unsafe { bindings::mlx_ext_kdir_destroy(raw.as_ptr()) };
                 return Err(e);
             }
         };
-        // INVARIANT: made just above with `data` and the adapter's ops.
+        // INVARIANT: Made just above with `data` and the adapter's ops.
         Ok(Self { raw, data, live })
     }
 

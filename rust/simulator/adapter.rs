@@ -3,8 +3,9 @@
 //! A simulated adapter as ib_core sees it: its identity (from its model),
 //! its ports, and the verbs objects kernel ULPs make on it.
 
+use super::cq::SimCq;
 use super::gsi::GSI_QPN;
-use super::queues::{executes, SimCq, SimFabric, SimQp};
+use super::qp::{executes, SimFabric, SimQp};
 use super::sa::SimSa;
 use super::shared::{
     lid, node_guid, take_fault, AdapterShared, Counted, Kind, MrEntry, MrKind, Reg, State,
@@ -14,12 +15,12 @@ use super::vf::VfGuids;
 use super::wr::Pending;
 use crate::caps::WrClass;
 use crate::ib::{
-    driver::{
+    provider::driver::{
         self, dma::MappedPages, AhAttr, Cq, CqNotifier, DeviceAttr, Driver, Mr, MrKeys, MrMap, Pd,
         PortAttr, PortImmutable, PortState, Qp, QpAttr, QpInitAttr, QpRef, QpState, QpType, RecvWr,
         SendWr, VfGuidKind, WcSink, CORE_CAP_IB_NO_SMI, MGMT_MAD_SIZE,
     },
-    wq::OwnedQueue,
+    provider::wq::OwnedQueue,
 };
 use crate::sim::{
     control::NewDevice,
@@ -237,8 +238,8 @@ impl Driver for Adapter {
             max_qp_init_rd_atom: MAX_RD_ATOM,
             max_fast_reg_page_list_len: MAX_FRWR_PAGES,
             max_pkeys: 1,
-            atomic_cap: m.atomic_cap,
-            masked_atomic_cap: m.masked_atomic_cap,
+            atomic_cap: ib_atomic_cap(m.atomic_cap),
+            masked_atomic_cap: ib_atomic_cap(m.masked_atomic_cap),
             device_cap_flags: DEVICE_MEM_MGT_EXTENSIONS,
             kernel_cap_flags: 0,
         }
@@ -519,5 +520,17 @@ impl Driver for Adapter {
         }
         self.check_port(port)?;
         self.vf.get(vf, port)
+    }
+}
+
+/// An atomic capability as a driver reports it to ib_core, which has no
+/// value for a big-endian reply: a device that replies big-endian reports
+/// what it executes, and mlx_ext tells the byte order by its identity.
+const fn ib_atomic_cap(cap: crate::caps::AtomicCap) -> crate::ib::AtomicCap {
+    use crate::caps::AtomicCap as Cap;
+    match cap {
+        Cap::None => crate::ib::AtomicCap::None,
+        Cap::Hca | Cap::HcaReplyBe => crate::ib::AtomicCap::Hca,
+        Cap::Glob => crate::ib::AtomicCap::Glob,
     }
 }

@@ -2,7 +2,7 @@
 
 //! The simulated fabric: how the RC QPs of simulated adapters reach each
 //! other (by destination LID and QP number, as on InfiniBand). What a send
-//! request does when it executes is `queues.rs`'s.
+//! request does when it executes is `qp.rs`'s.
 
 use super::shared::lid_to_device;
 use crate::ib::sync::IrqSpinLock;
@@ -13,7 +13,7 @@ use kernel::{
     sync::Arc,
 };
 
-/// Every RC QP `Q` of every simulated adapter (`queues::QpShared`: the
+/// Every RC QP `Q` of every simulated adapter (`qp::QpShared`: the
 /// fabric only keeps them), by device and QP number and reached by LID,
 /// and the lock that makes atomics atomic with
 /// respect to each other on the whole fabric.

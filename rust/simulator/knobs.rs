@@ -6,7 +6,7 @@
 use super::sa::SimSa;
 use super::shared::{Kind, State};
 use super::vf::VfGuids;
-use crate::ib::{debugfs, driver::Events, DirOps, File, ShowBuf};
+use crate::ib::{debugfs, provider::driver::Events, DirOps, File, ShowBuf};
 use crate::sim::{
     faults::{CreateFaults, OpcodeRefusal},
     text,

@@ -5,24 +5,25 @@
 //!
 //! Its modules depend one way, each only on those before it in this
 //! order (rustfmt sorts the declarations below): `sa` and `vf`, `shared`,
-//! `wr`, `gsi`, `fabric`, `queues`, `adapter`, `knobs`
+//! `wr`, `gsi`, `fabric`, `cq`, `qp`, `adapter`, `knobs`
 //! (`Documentation/simulator.rst`).
 
 mod adapter;
+mod cq;
 mod fabric;
 mod gsi;
 mod knobs;
-mod queues;
+mod qp;
 mod sa;
 mod shared;
 mod vf;
 mod wr;
 
 use crate::ib::{
-    bus::{Bus, BusDevice, BusOps, ParentId},
     debugfs,
-    driver::{DeviceParams, IpoibNetdev, Registration},
-    wq::OwnedQueue,
+    provider::bus::{Bus, BusDevice, BusOps, ParentId},
+    provider::driver::{DeviceParams, IpoibNetdev, Registration},
+    provider::wq::OwnedQueue,
     DirOps, File, ShowBuf,
 };
 use crate::sim::control::{self, NewDevice};
@@ -66,7 +67,7 @@ pub struct Simulator {
     _selftest: Option<debugfs::Dir<LayerSelftest>>,
     devices: Pin<KBox<Mutex<Devices>>>,
     /// What connects the adapters' QPs.
-    fabric: Arc<queues::SimFabric>,
+    fabric: Arc<qp::SimFabric>,
     /// Where send requests execute; after `devices`: dropped (and drained)
     /// once every adapter is gone.
     wq: Arc<OwnedQueue>,

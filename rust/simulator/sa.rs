@@ -6,7 +6,7 @@
 //! gives them a clock, and tells ib_core when a port's GID table (the
 //! alias GUIDs the SA granted, as a mlx4 PF shows them) changes.
 
-use crate::ib::{driver::Events, sync::IrqSpinLock, ShowBuf};
+use crate::ib::{provider::driver::Events, sync::IrqSpinLock, ShowBuf};
 use crate::new_irq_spinlock;
 use crate::sim::sa::{parse_command, Sa, SaMode, MAD_LEN, PORT_GUIDS};
 use core::fmt::Write;

@@ -4,12 +4,12 @@
 //! simulator: its LIDs and GUIDs on the simulated fabric, its knobs'
 //! state, and its memory regions, which the data path translates keys and
 //! addresses through. The order of the simulator's modules is one way:
-//! `shared` (with `sa` and `vf`), then `wr`, `gsi`, `fabric`, `queues`,
+//! `shared` (with `sa` and `vf`), then `wr`, `gsi`, `fabric`, `cq`, `qp`,
 //! `adapter`, `knobs`; none names one after it.
 
 use super::sa::SimSa;
 use crate::ib::{
-    driver::{
+    provider::driver::{
         dma::{DmaRange, MappedPages},
         MrMap, Sge,
     },
@@ -301,7 +301,10 @@ impl AdapterShared {
 /// The memory of bytes `offset..offset + len` of a region at `iova` mapped
 /// on `pages`, if they lie in the mapping and in one page.
 fn in_pages(pages: &MappedPages, iova: u64, offset: u64, len: u64) -> Option<DmaRange> {
-    pages.span(iova.checked_add(offset)?, len)
+    let addr = iova.checked_add(offset)?;
+    let in_map = addr.checked_sub(pages.iova())?;
+    let at = fabric::locate(pages.iova(), pages.page_size(), pages.count(), in_map)?;
+    pages.span(addr, len, at)
 }
 
 /// A counted object: decrements its kind's count when dropped.

@@ -4,7 +4,7 @@
 //! `set_vf_guid` (as mlx5_ib programs a VF's vport; mlx4 has no such op),
 //! for tests: debugfs `vf_guids`. No stable ABI.
 
-use crate::ib::{driver::VfGuidKind, ShowBuf};
+use crate::ib::{provider::driver::VfGuidKind, ShowBuf};
 use crate::sim::text;
 use core::{
     fmt::Write,

@@ -4,7 +4,7 @@
 //! posted, which the QP's work item executes later.
 
 use super::shared::Reg;
-use crate::ib::driver::{Driver, SendWr, Sge, UdWr};
+use crate::ib::provider::driver::{Driver, SendWr, Sge, UdWr};
 use crate::sim::fabric::{AtomicOp, WrOpcode};
 use kernel::prelude::*;
 

@@ -10,6 +10,6 @@ use kernel::{ffi::c_void, types::ForeignOwnable};
 ///
 /// Never called.
 pub unsafe fn probe<T: ForeignOwnable>(p: *const c_void) -> T {
-    // SAFETY: never called.
+    // SAFETY: Never called.
     unsafe { T::from_foreign(p) }
 }

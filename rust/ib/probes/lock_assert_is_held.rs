@@ -9,6 +9,6 @@ use kernel::sync::lock::Backend;
 ///
 /// Never called.
 pub unsafe fn probe<B: Backend>(p: *mut B::State) {
-    // SAFETY: never called.
+    // SAFETY: Never called.
     unsafe { B::assert_is_held(p) }
 }

@@ -8,7 +8,7 @@
 //! The 6.12 kernel crate has the system queues and `Queue::from_raw`, but no
 //! way to make a queue.
 
-use super::bindings;
+use crate::ib::bindings;
 use core::{ops::Deref, ptr::NonNull};
 use kernel::{prelude::*, str::CStr, workqueue::Queue};
 
@@ -23,7 +23,7 @@ pub struct OwnedQueue {
 
 // SAFETY: workqueues may be used and destroyed from any thread.
 unsafe impl Send for OwnedQueue {}
-// SAFETY: as above.
+// SAFETY: As above.
 unsafe impl Sync for OwnedQueue {}
 
 impl OwnedQueue {
@@ -32,7 +32,7 @@ impl OwnedQueue {
         // SAFETY: `name` is a NUL-terminated string, which
         // `alloc_workqueue` copies.
         let raw = unsafe { bindings::mlx_ext_alloc_unbound_workqueue(name.as_char_ptr()) };
-        // INVARIANT: checked non-null.
+        // INVARIANT: Checked non-null.
         Ok(Self {
             raw: NonNull::new(raw).ok_or(ENOMEM)?,
         })
@@ -43,7 +43,7 @@ impl Deref for OwnedQueue {
     type Target = Queue;
 
     fn deref(&self) -> &Queue {
-        // SAFETY: the queue lives until `drop` (invariant); `Queue` is a
+        // SAFETY: The queue lives until `drop` (invariant); `Queue` is a
         // transparent wrapper of the same C struct.
         unsafe { Queue::from_raw(self.raw.as_ptr().cast()) }
     }
@@ -51,10 +51,10 @@ impl Deref for OwnedQueue {
 
 impl Drop for OwnedQueue {
     fn drop(&mut self) {
-        // SAFETY: live (invariant), destroyed only here. It runs the work
+        // SAFETY: Live (invariant), destroyed only here. It runs the work
         // items still queued and waits for them; none may be queued after.
         unsafe { bindings::destroy_workqueue(self.raw.as_ptr()) };
     }
 }
 
-pub use super::msleep;
+pub use crate::ib::msleep;

@@ -25,7 +25,7 @@ pub struct IpoibNetdev {
     raw: NonNull<c_void>,
 }
 
-// SAFETY: the netdev may be unregistered from any thread in process
+// SAFETY: The netdev may be unregistered from any thread in process
 // context; nothing else is reached through it.
 unsafe impl Send for IpoibNetdev {}
 // SAFETY: `&IpoibNetdev` gives access to nothing.
@@ -40,10 +40,10 @@ impl IpoibNetdev {
     ///
     /// The result is dropped before `reg`: its operations call the device.
     pub unsafe fn new<T: Driver>(reg: &Registration<T>, port: u32) -> Result<Self> {
-        // SAFETY: the device is registered while `reg` lives, and the
+        // SAFETY: The device is registered while `reg` lives, and the
         // netdev goes before it (the caller's contract).
         let raw = from_err_ptr(unsafe { bindings::mlx_ext_simnet_add(reg.ib(), port) })?;
-        // INVARIANT: from `mlx_ext_simnet_add`, an error turned into `Err`.
+        // INVARIANT: From `mlx_ext_simnet_add`, an error turned into `Err`.
         Ok(Self {
             raw: NonNull::new(raw).ok_or(ENOMEM)?,
         })
@@ -52,7 +52,7 @@ impl IpoibNetdev {
 
 impl Drop for IpoibNetdev {
     fn drop(&mut self) {
-        // SAFETY: made by `mlx_ext_simnet_add` and deleted only here
+        // SAFETY: Made by `mlx_ext_simnet_add` and deleted only here
         // (invariant).
         unsafe { bindings::mlx_ext_simnet_del(self.raw.as_ptr()) };
     }

@@ -37,8 +37,7 @@ pub use types::{
     CORE_CAP_IB_NO_SMI, CORE_CAP_PROT_IB, MGMT_MAD_SIZE,
 };
 
-use super::bindings;
-use crate::caps::AtomicCap;
+use crate::ib::bindings;
 use core::ptr::NonNull;
 use kernel::{
     build_error,
@@ -225,10 +224,10 @@ pub struct Registration<T: Driver> {
     _parent: super::bus::BusDevice,
 }
 
-// SAFETY: a `Registration` owns its device, which ib_core lets any thread
+// SAFETY: A `Registration` owns its device, which ib_core lets any thread
 // unregister, and hands out `&T` only, which is `Sync`.
 unsafe impl<T: Driver> Send for Registration<T> {}
-// SAFETY: through `&Registration` one only gets `&T` and dispatches events,
+// SAFETY: Through `&Registration` one only gets `&T` and dispatches events,
 // which ib_core allows from any context.
 unsafe impl<T: Driver> Sync for Registration<T> {}
 
@@ -249,7 +248,7 @@ impl<T: Driver> Registration<T> {
         let events = match Events::new(ib) {
             Ok(events) => events,
             Err(e) => {
-                // SAFETY: not registered; nothing else has the device.
+                // SAFETY: Not registered; nothing else has the device.
                 unsafe { DevObj::free(obj) };
                 return Err(e);
             }
@@ -272,12 +271,12 @@ impl<T: Driver> Registration<T> {
             bindings::ib_register_device(ib, params.name.as_char_ptr(), core::ptr::null_mut())
         };
         if let Err(e) = to_result(ret) {
-            // SAFETY: registration failed: ib_core no longer uses the device
+            // SAFETY: Registration failed: ib_core no longer uses the device
             // and the data is ours to drop before the device is freed.
             unsafe { DevObj::free(obj) };
             return Err(e);
         }
-        // INVARIANT: allocated, data written and registered above.
+        // INVARIANT: Allocated, data written and registered above.
         Ok(Self {
             raw: obj,
             events,
@@ -287,7 +286,7 @@ impl<T: Driver> Registration<T> {
 
     /// The device's data.
     pub fn data(&self) -> &T {
-        // SAFETY: the data is written and lives until `drop` (invariant).
+        // SAFETY: The data is written and lives until `drop` (invariant).
         unsafe { DevObj::data(self.raw) }
     }
 
@@ -308,24 +307,13 @@ impl<T: Driver> Drop for Registration<T> {
         let ib = DevObj::ib(self.raw);
         // No event is raised from here on, nor while one is being raised.
         self.events.kill();
-        // SAFETY: registered (invariant). `ib_unregister_device` calls every
+        // SAFETY: Registered (invariant). `ib_unregister_device` calls every
         // client's `remove`, which destroy the objects they made on the
         // device through our ops, and waits for every user to go: no op runs
         // after it returns.
         unsafe { bindings::ib_unregister_device(ib) };
-        // SAFETY: unregistered above; ib_core no longer calls our ops.
+        // SAFETY: Unregistered above; ib_core no longer calls our ops.
         unsafe { DevObj::free(self.raw) };
-    }
-}
-
-/// Converts an atomic capability to `enum ib_atomic_cap`. ib_core has no
-/// value for a big-endian reply: a device that replies big-endian reports
-/// what it executes, and mlx_ext tells the byte order by its identity.
-const fn atomic_cap_to_ib(cap: AtomicCap) -> u32 {
-    match cap {
-        AtomicCap::None => bindings::ib_atomic_cap_IB_ATOMIC_NONE,
-        AtomicCap::Hca | AtomicCap::HcaReplyBe => bindings::ib_atomic_cap_IB_ATOMIC_HCA,
-        AtomicCap::Glob => bindings::ib_atomic_cap_IB_ATOMIC_GLOB,
     }
 }
 
@@ -347,7 +335,7 @@ struct EventsInner {
 // SAFETY: `ib` is only dereferenced under `alive`, while the device is
 // registered.
 unsafe impl Send for EventsInner {}
-// SAFETY: as above.
+// SAFETY: As above.
 unsafe impl Sync for EventsInner {}
 
 impl Events {
@@ -393,7 +381,7 @@ impl Events {
             ..Default::default()
         };
         event.element.port_num = port;
-        // SAFETY: the device is registered while `alive` is held true
+        // SAFETY: The device is registered while `alive` is held true
         // (`Registration::drop` clears it first). `ib_dispatch_event` copies
         // the event into a work item on `ib_wq` (GFP_ATOMIC) that runs the
         // handlers later; `ib_unregister_device` flushes `ib_wq`

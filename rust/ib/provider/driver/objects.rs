@@ -3,9 +3,9 @@
 //! The objects of a driver: ib_core's struct first, the driver's data after
 //! it, as C drivers lay them out (`INIT_RDMA_OBJ_SIZE`).
 
-use super::super::bindings;
 use super::types::{AhAttr, MrKeys, QpRef};
 use super::Driver;
+use crate::ib::bindings;
 use core::{
     cell::UnsafeCell,
     mem::MaybeUninit,
@@ -36,7 +36,7 @@ impl<T: Driver> DevObj<T> {
     pub(super) fn alloc(data: T) -> Result<NonNull<Self>> {
         #[allow(clippy::let_unit_value)]
         let () = Self::LAYOUT_OK;
-        // SAFETY: the size covers `struct ib_device`, which is at offset 0
+        // SAFETY: The size covers `struct ib_device`, which is at offset 0
         // (`repr(C)`, first field), as `ib_alloc_device` requires.
         let raw = unsafe { bindings::mlx_ext_ib_alloc_device(core::mem::size_of::<Self>()) };
         let obj = NonNull::new(raw.cast::<Self>()).ok_or(ENOMEM)?;
@@ -57,7 +57,7 @@ impl<T: Driver> DevObj<T> {
     ///
     /// `obj` was made by `alloc` and not freed, for `'a`.
     pub(super) unsafe fn data<'a>(obj: NonNull<Self>) -> &'a T {
-        // SAFETY: per the caller, the data is initialised and lives for 'a.
+        // SAFETY: Per the caller, the data is initialised and lives for 'a.
         unsafe { &(*obj.as_ptr()).data }
     }
 
@@ -68,7 +68,7 @@ impl<T: Driver> DevObj<T> {
     /// `ib` is the `ib_device` of a `DevObj<T>` ib_core passed to an op of
     /// `T`, valid for `'a`.
     pub(super) unsafe fn from_ib<'a>(ib: *mut bindings::ib_device) -> &'a T {
-        // SAFETY: the device is at offset 0 of its `DevObj<T>`.
+        // SAFETY: The device is at offset 0 of its `DevObj<T>`.
         unsafe { Self::data(NonNull::new_unchecked(ib.cast())) }
     }
 
@@ -78,9 +78,9 @@ impl<T: Driver> DevObj<T> {
     ///
     /// `obj` was made by `alloc`, is not registered and no op runs on it.
     pub(super) unsafe fn free(obj: NonNull<Self>) {
-        // SAFETY: per the caller, nothing uses the data any more.
+        // SAFETY: Per the caller, nothing uses the data any more.
         unsafe { core::ptr::drop_in_place(core::ptr::addr_of_mut!((*obj.as_ptr()).data)) };
-        // SAFETY: made by `_ib_alloc_device`; ib_core frees it when its last
+        // SAFETY: Made by `_ib_alloc_device`; ib_core frees it when its last
         // reference goes, with no driver code (`ib_device_release`).
         unsafe { bindings::ib_dealloc_device(obj.as_ptr().cast()) };
     }
@@ -115,7 +115,7 @@ macro_rules! core_object {
             /// initialised unless `'a` only covers the call that initialises
             /// it (and only `init` is used then).
             pub(super) unsafe fn from_raw<'a>(raw: *mut bindings::$raw) -> &'a Self {
-                // SAFETY: per the caller; `Self` starts with the C struct.
+                // SAFETY: Per the caller; `Self` starts with the C struct.
                 unsafe { &*raw.cast::<Self>() }
             }
 
@@ -131,7 +131,7 @@ macro_rules! core_object {
             ///
             /// The data is not initialised, and nothing reads it before this.
             pub(super) unsafe fn init(&self, layer: $layer, data: T::$data) {
-                // SAFETY: the object is ours while its create op runs, and
+                // SAFETY: The object is ours while its create op runs, and
                 // ib_core never reads past its own struct; the fields are
                 // `UnsafeCell`s and nothing else refers to them yet.
                 unsafe {
@@ -143,7 +143,7 @@ macro_rules! core_object {
             /// What this layer keeps for the object.
             #[allow(dead_code)]
             pub(super) fn layer(&self) -> &$layer {
-                // SAFETY: as for `data`.
+                // SAFETY: As for `data`.
                 unsafe { (*self.layer.get()).assume_init_ref() }
             }
 
@@ -153,7 +153,7 @@ macro_rules! core_object {
             ///
             /// The data is initialised, and nothing uses it after this.
             pub(super) unsafe fn drop_data(&self) {
-                // SAFETY: per the caller: initialised, and no reference to
+                // SAFETY: Per the caller: initialised, and no reference to
                 // either field is used afterwards.
                 unsafe {
                     (*self.data.get()).assume_init_drop();
@@ -163,7 +163,7 @@ macro_rules! core_object {
 
             /// The driver's data.
             pub fn data(&self) -> &T::$data {
-                // SAFETY: references to the object are only handed to the
+                // SAFETY: References to the object are only handed to the
                 // driver between `init` and `drop_data` (`from_raw`), which
                 // alone write the cell.
                 unsafe { (*self.data.get()).assume_init_ref() }
@@ -257,7 +257,7 @@ impl<T: Driver> Mr<T> {
             }),
             GFP_KERNEL,
         )?;
-        // SAFETY: the MR is never moved out of its box: `free` rebuilds the
+        // SAFETY: The MR is never moved out of its box: `free` rebuilds the
         // pinned box from this pointer.
         Ok(KBox::into_raw(unsafe { Pin::into_inner_unchecked(mr) }).cast())
     }
@@ -268,7 +268,7 @@ impl<T: Driver> Mr<T> {
     ///
     /// `raw` was returned by [`Mr::alloc`] for `T`, not freed, valid for `'a`.
     pub(super) unsafe fn from_raw<'a>(raw: *mut bindings::ib_mr) -> &'a Self {
-        // SAFETY: per the caller; `Self` starts with the C struct.
+        // SAFETY: Per the caller; `Self` starts with the C struct.
         unsafe { &*raw.cast::<Self>() }
     }
 
@@ -278,7 +278,7 @@ impl<T: Driver> Mr<T> {
     ///
     /// As `from_raw`, and nothing uses it afterwards.
     pub(super) unsafe fn free(raw: *mut bindings::ib_mr) {
-        // SAFETY: made by `KBox::into_raw` in `alloc`.
+        // SAFETY: Made by `KBox::into_raw` in `alloc`.
         drop(unsafe { KBox::from_raw(raw.cast::<Self>()) });
     }
 
@@ -313,7 +313,7 @@ struct NotifierInner {
 // SAFETY: `cq` is only dereferenced while `alive` and counted in `running`,
 // which `kill` waits out before ib_core frees the CQ.
 unsafe impl Send for NotifierInner {}
-// SAFETY: as above.
+// SAFETY: As above.
 unsafe impl Sync for NotifierInner {}
 
 impl CqNotifier {
@@ -347,7 +347,7 @@ impl CqNotifier {
     /// was destroyed. Any context.
     pub fn notify(&self) {
         self.with_cq(|cq| {
-            // SAFETY: the CQ exists (`with_cq`); the handler was set before
+            // SAFETY: The CQ exists (`with_cq`); the handler was set before
             // the CQ was armed, which is when the driver calls this. ib_core's
             // handlers and ULPs' may run in any context (drivers call them
             // from interrupts).
@@ -363,7 +363,7 @@ impl CqNotifier {
     /// adapter does when a CQ overflows. Any context.
     pub fn error(&self) {
         self.with_cq(|cq| {
-            // SAFETY: as for `notify`; `event_handler` and `cq_context` were
+            // SAFETY: As for `notify`; `event_handler` and `cq_context` were
             // set by ib_core when it made the CQ.
             unsafe {
                 if let Some(handler) = (*cq).event_handler {
@@ -384,7 +384,7 @@ impl CqNotifier {
     pub(super) fn kill(&self) {
         self.0.alive.store(false, Ordering::SeqCst);
         while self.0.running.load(Ordering::SeqCst) != 0 {
-            super::super::wq::msleep(1);
+            crate::ib::msleep(1);
         }
     }
 }

@@ -21,11 +21,11 @@
 //! invalidated; a driver stops touching it when the QP goes to RESET or is
 //! destroyed).
 //!
-//! (`locate`, the page arithmetic of `ib_map_mr_sg`, is the simulator's
-//! host-tested rule: this part of the layer is built into the provider
-//! module only.)
+//! Where a byte of a fast-registered region lies in its page list is the
+//! simulator's host-tested rule (`locate` in `core/src/sim/fabric.rs`, the
+//! page arithmetic of `ib_map_mr_sg`); [`MappedPages::span`] takes its
+//! answer and checks it before it hands out any memory.
 
-use crate::sim::fabric::locate;
 use kernel::prelude::*;
 
 /// A range of memory a ULP handed the device (see the module comment).
@@ -50,7 +50,7 @@ impl DmaRange {
         if start == 0 || start.checked_add(len).is_none() {
             return None;
         }
-        // INVARIANT: the caller passes what a ULP handed over; checked above
+        // INVARIANT: The caller passes what a ULP handed over; checked above
         // that it neither starts at zero nor wraps.
         Some(Self { start, len })
     }
@@ -72,7 +72,7 @@ impl DmaRange {
         if offset.checked_add(len)? > self.len {
             return None;
         }
-        // INVARIANT: inside `self` (checked), which satisfies them.
+        // INVARIANT: Inside `self` (checked), which satisfies them.
         Some(Self {
             start: self.start + offset,
             len,
@@ -98,7 +98,7 @@ impl DmaRange {
         if out.len() > self.len {
             return Err(EFAULT);
         }
-        // SAFETY: as for `write`, for reading.
+        // SAFETY: As for `write`, for reading.
         unsafe { core::ptr::copy(self.start as *const u8, out.as_mut_ptr(), out.len()) };
         Ok(())
     }
@@ -113,11 +113,11 @@ impl DmaRange {
             return Err(EINVAL);
         }
         let p = self.start as *mut u64;
-        // SAFETY: as for `write`; 8 bytes of the range, 8-byte aligned
+        // SAFETY: As for `write`; 8 bytes of the range, 8-byte aligned
         // (checked); volatile accesses keep the compiler from merging or
         // eliding them.
         let old = unsafe { p.read_volatile() };
-        // SAFETY: as above.
+        // SAFETY: As above.
         unsafe { p.write_volatile(f(old)) };
         Ok(old)
     }
@@ -169,6 +169,11 @@ impl MappedPages {
         self.count
     }
 
+    /// The size of the mapping's pages (a power of two once mapped).
+    pub fn page_size(&self) -> u64 {
+        self.page_size
+    }
+
     /// The region's first address.
     pub fn iova(&self) -> u64 {
         self.iova
@@ -181,14 +186,25 @@ impl MappedPages {
 
     /// The memory of the `len` bytes at `iova`, if they lie in the mapping
     /// (`[iova, iova + length)`, the ULP's own bytes: `ib_sg_to_pages` maps
-    /// them from the first page's offset on) and in one page.
-    pub fn span(&self, iova: u64, len: u64) -> Option<DmaRange> {
+    /// them from the first page's offset on) and in one page. `at` is where
+    /// the first byte lies in the page list, `(page index, offset in the
+    /// page)`, as the caller's rule computed it; `None` if it is not where
+    /// the mapping puts the byte.
+    pub fn span(&self, iova: u64, len: u64, at: (usize, u64)) -> Option<DmaRange> {
         let offset = iova.checked_sub(self.iova)?;
-        if offset.checked_add(len)? > self.length {
+        if offset.checked_add(len)? > self.length || !self.page_size.is_power_of_two() {
             return None;
         }
-        let (index, in_page) = locate(self.iova, self.page_size, self.count, offset)?;
-        if in_page.checked_add(len)? > self.page_size {
+        let (index, in_page) = at;
+        // The byte's position from the start of the first page, where
+        // `ib_sg_to_pages` starts the mapping `iova & (page_size - 1)`
+        // bytes in: `at` must name it, in a page of this mapping.
+        let pos = (self.iova & (self.page_size - 1)).checked_add(offset)?;
+        let named = u64::try_from(index)
+            .ok()?
+            .checked_mul(self.page_size)?
+            .checked_add(in_page)?;
+        if named != pos || index >= self.count || in_page.checked_add(len)? > self.page_size {
             return None;
         }
         // In page `index` that `ib_sg_to_pages` gave `set_page` for the

@@ -10,7 +10,7 @@
 //! `del_device`, and makes the devices. There is one such bus per kernel:
 //! only one [`Bus`] may exist at a time.
 
-use super::bindings;
+use crate::ib::bindings;
 use core::ffi::c_void;
 use core::ptr::NonNull;
 use kernel::ffi::c_char;
@@ -53,12 +53,12 @@ impl<T: BusOps> Bus<T> {
     pub fn new(data: T) -> Result<Self> {
         let data = KBox::new(data, GFP_KERNEL)?;
         let priv_: *const T = &*data;
-        // SAFETY: the ops are static; `priv_` stays valid until `drop`
+        // SAFETY: The ops are static; `priv_` stays valid until `drop`
         // unregisters the bus, after which no callback runs.
         to_result(unsafe {
             bindings::mlx_ext_simbus_register(&Self::OPS, priv_.cast_mut().cast())
         })?;
-        // INVARIANT: registered above.
+        // INVARIANT: Registered above.
         Ok(Self { data })
     }
 
@@ -76,7 +76,7 @@ impl<T: BusOps> Bus<T> {
         buf: *const c_char,
         len: usize,
     ) -> isize {
-        // SAFETY: per the function's contract.
+        // SAFETY: Per the function's contract.
         let (data, text) = unsafe { (&*priv_.cast::<T>(), text(buf, len)) };
         match data.new_device(text) {
             Ok(()) => len.try_into().unwrap_or(isize::MAX),
@@ -92,7 +92,7 @@ impl<T: BusOps> Bus<T> {
         buf: *const c_char,
         len: usize,
     ) -> isize {
-        // SAFETY: per the function's contract.
+        // SAFETY: Per the function's contract.
         let (data, text) = unsafe { (&*priv_.cast::<T>(), text(buf, len)) };
         match data.del_device(text) {
             Ok(()) => len.try_into().unwrap_or(isize::MAX),
@@ -108,7 +108,7 @@ impl<T: BusOps> Bus<T> {
         priv_: *mut c_void,
         parent: *mut bindings::device,
     ) {
-        // SAFETY: per the function's contract.
+        // SAFETY: Per the function's contract.
         let data = unsafe { &*priv_.cast::<T>() };
         data.parent_removed(ParentId(parent as usize));
     }
@@ -122,14 +122,14 @@ pub struct ParentId(usize);
 ///
 /// `buf` points to `len` readable bytes, valid for `'a`.
 unsafe fn text<'a>(buf: *const c_char, len: usize) -> &'a [u8] {
-    // SAFETY: per the caller.
+    // SAFETY: Per the caller.
     unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), len) }
 }
 
 impl<T: BusOps> Drop for Bus<T> {
     fn drop(&mut self) {
         self.data.shutdown();
-        // SAFETY: registered (invariant). This waits for control writes in
+        // SAFETY: Registered (invariant). This waits for control writes in
         // progress (which `shutdown` made refuse) and for the release of
         // every device; no callback runs after it.
         unsafe { bindings::mlx_ext_simbus_unregister() };
@@ -149,10 +149,10 @@ pub struct BusDevice {
     pci: bool,
 }
 
-// SAFETY: the device may be deleted from any thread; `&BusDevice` only reads
+// SAFETY: The device may be deleted from any thread; `&BusDevice` only reads
 // its address.
 unsafe impl Send for BusDevice {}
-// SAFETY: as above.
+// SAFETY: As above.
 unsafe impl Sync for BusDevice {}
 
 impl BusDevice {
@@ -160,10 +160,10 @@ impl BusDevice {
     /// `num_vfs` VFs (`include/mlx_ext/sim.h`). The bus must be registered
     /// (it is while a [`BusOps`] callback runs).
     pub fn new(id: u32, num_vfs: u16) -> Result<Self> {
-        // SAFETY: a pure C call; the name is formatted by the helper.
+        // SAFETY: A pure C call; the name is formatted by the helper.
         let raw =
             kernel::error::from_err_ptr(unsafe { bindings::mlx_ext_simdev_add(id, num_vfs) })?;
-        // INVARIANT: made above; an error pointer was turned into `Err`.
+        // INVARIANT: Made above; an error pointer was turned into `Err`.
         Ok(Self {
             raw: NonNull::new(raw).ok_or(ENOMEM)?,
             pci: false,
@@ -178,7 +178,7 @@ impl BusDevice {
         let raw = kernel::error::from_err_ptr(unsafe {
             bindings::mlx_ext_simpci_get(name.as_char_ptr())
         })?;
-        // INVARIANT: from `mlx_ext_simpci_get`, an error turned into `Err`.
+        // INVARIANT: From `mlx_ext_simpci_get`, an error turned into `Err`.
         Ok(Self {
             raw: NonNull::new(raw).ok_or(ENOENT)?,
             pci: true,
@@ -198,11 +198,11 @@ impl BusDevice {
 impl Drop for BusDevice {
     fn drop(&mut self) {
         if self.pci {
-            // SAFETY: the reference `pci` took (invariant), put only here.
+            // SAFETY: The reference `pci` took (invariant), put only here.
             unsafe { bindings::mlx_ext_simpci_put(self.raw.as_ptr()) };
             return;
         }
-        // SAFETY: live (invariant), deleted only here. Its memory is freed by
+        // SAFETY: Live (invariant), deleted only here. Its memory is freed by
         // its release once the last reference (a child's) is gone.
         unsafe { bindings::mlx_ext_simdev_del(self.raw.as_ptr()) };
     }

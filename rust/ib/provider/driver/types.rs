@@ -3,9 +3,9 @@
 //! What a driver's ops take and return, as Rust values: attributes, work
 //! requests, completions.
 
-use super::super::bindings;
-use super::{atomic_cap_to_ib, Driver, Mr};
-use crate::caps::AtomicCap;
+use super::{Driver, Mr};
+use crate::ib::bindings;
+use crate::ib::AtomicCap;
 use core::{marker::PhantomData, ptr::NonNull};
 
 /// What a device reports in `query_device` (`struct ib_device_attr`); the
@@ -82,8 +82,8 @@ impl DeviceAttr {
         raw.max_res_rd_atom = raw.max_qp_rd_atom.saturating_mul(raw.max_qp);
         raw.max_fast_reg_page_list_len = self.max_fast_reg_page_list_len;
         raw.max_pkeys = self.max_pkeys;
-        raw.atomic_cap = atomic_cap_to_ib(self.atomic_cap);
-        raw.masked_atomic_cap = atomic_cap_to_ib(self.masked_atomic_cap);
+        raw.atomic_cap = self.atomic_cap as u32;
+        raw.masked_atomic_cap = self.masked_atomic_cap as u32;
         raw.device_cap_flags = self.device_cap_flags;
         raw.kernel_cap_flags = self.kernel_cap_flags;
     }
@@ -319,7 +319,7 @@ impl QpState {
         if qp_type == QpType::Other {
             return false;
         }
-        // SAFETY: a pure function of its arguments; every state value is
+        // SAFETY: A pure function of its arguments; every state value is
         // one of `enum ib_qp_state`, and the type one of `enum ib_qp_type`.
         unsafe { bindings::ib_modify_qp_is_ok(self as u32, next as u32, qp_type.raw(), mask) }
     }
@@ -525,9 +525,9 @@ pub struct RecvWr<'a> {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct QpRef(pub(super) NonNull<bindings::ib_qp>);
 
-// SAFETY: only an address, never dereferenced by Rust.
+// SAFETY: Only an address, never dereferenced by Rust.
 unsafe impl Send for QpRef {}
-// SAFETY: as above.
+// SAFETY: As above.
 unsafe impl Sync for QpRef {}
 
 /// A completion (`struct ib_wc`).

@@ -10,12 +10,12 @@
 //! object it is destroying); the rest may run concurrently, which `T`'s
 //! `Sync` data allows.
 
-use super::super::bindings;
 use super::objects::{Ah, Cq, CqNotifier, DevObj, Mr, Pd, Qp};
 use super::types::{
     AhAttr, MrMap, QpAttr, QpInitAttr, QpState, QpType, RecvWr, RegWr, SendWr, Sge, UdWr, WcSink,
 };
 use super::{Driver, VfGuidKind};
+use crate::ib::bindings;
 use core::{ffi::c_int, marker::PhantomData};
 use kernel::{error::from_result, prelude::*, ThisModule};
 
@@ -57,7 +57,7 @@ unsafe fn sges<'a>(sg_list: *const bindings::ib_sge, num_sge: c_int) -> Result<&
     if n == 0 || sg_list.is_null() {
         return Ok(&[]);
     }
-    // SAFETY: per the caller; `Sge` has `ib_sge`'s layout (checked in
+    // SAFETY: Per the caller; `Sge` has `ib_sge`'s layout (checked in
     // `types`).
     Ok(unsafe { core::slice::from_raw_parts(sg_list.cast::<Sge>(), n) })
 }
@@ -106,7 +106,7 @@ impl<T: Driver> Adapter<T> {
             get_dma_mr: Some(Self::get_dma_mr),
             alloc_mr: op_if!(T::HAS_ALLOC_MR, Self::alloc_mr),
             map_mr_sg: op_if!(T::HAS_ALLOC_MR, Self::map_mr_sg),
-            // SAFETY: a constant the C helper defines (simbus.c).
+            // SAFETY: A constant the C helper defines (simbus.c).
             reg_user_mr: unsafe { bindings::mlx_ext_reg_user_mr_unsupported },
             dereg_mr: Some(Self::dereg_mr),
             create_ah: op_if!(T::HAS_CREATE_AH, Self::create_ah),
@@ -128,7 +128,7 @@ impl<T: Driver> Adapter<T> {
         attr: *mut bindings::ib_device_attr,
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
-        // SAFETY: see the module comment; `attr` is ib_core's, zeroed by
+        // SAFETY: See the module comment; `attr` is ib_core's, zeroed by
         // `setup_device` (or `ib_uverbs`, which cannot reach this device).
         let (dev, attr) = unsafe { (DevObj::<T>::from_ib(ib), &mut *attr) };
         dev.query_device().write(attr);
@@ -141,7 +141,7 @@ impl<T: Driver> Adapter<T> {
         attr: *mut bindings::ib_port_attr,
     ) -> c_int {
         from_result(|| {
-            // SAFETY: see the module comment; `__ib_query_port` zeroed `attr`.
+            // SAFETY: See the module comment; `__ib_query_port` zeroed `attr`.
             let (dev, attr) = unsafe { (DevObj::<T>::from_ib(ib), &mut *attr) };
             dev.query_port(port)?.write(attr);
             Ok(0)
@@ -154,7 +154,7 @@ impl<T: Driver> Adapter<T> {
         imm: *mut bindings::ib_port_immutable,
     ) -> c_int {
         from_result(|| {
-            // SAFETY: see the module comment.
+            // SAFETY: See the module comment.
             let (dev, imm) = unsafe { (DevObj::<T>::from_ib(ib), &mut *imm) };
             let p = dev.port_immutable(port)?;
             imm.pkey_tbl_len = p.pkey_tbl_len.try_into()?;
@@ -172,7 +172,7 @@ impl<T: Driver> Adapter<T> {
         pkey: *mut u16,
     ) -> c_int {
         from_result(|| {
-            // SAFETY: see the module comment.
+            // SAFETY: See the module comment.
             let dev = unsafe { DevObj::<T>::from_ib(ib) };
             let value = dev.query_pkey(port, index)?;
             // SAFETY: ib_core passes a `u16` to fill.
@@ -189,7 +189,7 @@ impl<T: Driver> Adapter<T> {
     ) -> c_int {
         const { assert!(core::mem::size_of::<bindings::ib_gid>() == 16) };
         from_result(|| {
-            // SAFETY: see the module comment.
+            // SAFETY: See the module comment.
             let dev = unsafe { DevObj::<T>::from_ib(ib) };
             let value = dev.query_gid(port, index.try_into()?)?;
             // SAFETY: `union ib_gid` is 16 bytes (checked above), `raw`
@@ -206,7 +206,7 @@ impl<T: Driver> Adapter<T> {
         out: *mut kernel::ffi::c_char,
     ) {
         use core::fmt::Write;
-        // SAFETY: see the module comment; `attrs` was filled at
+        // SAFETY: See the module comment; `attrs` was filled at
         // registration.
         let fw = unsafe { (*ib).attrs.fw_ver };
         // Formatted here first: ib_core's buffer is uninitialised, and a
@@ -232,16 +232,16 @@ impl<T: Driver> Adapter<T> {
     ) -> c_int {
         from_result(|| {
             if !udata.is_null() {
-                return Err(super::super::eopnotsupp());
+                return Err(crate::ib::eopnotsupp());
             }
-            // SAFETY: see the module comment; the data is initialised below,
+            // SAFETY: See the module comment; the data is initialised below,
             // before any other use.
             let (pd, dev) = unsafe {
                 let pd = Pd::<T>::from_raw(pd);
                 (pd, DevObj::<T>::from_ib((*pd.raw()).device))
             };
             let data = dev.alloc_pd()?;
-            // SAFETY: not initialised yet; ib_core uses the PD only after.
+            // SAFETY: Not initialised yet; ib_core uses the PD only after.
             unsafe { pd.init((), data) };
             Ok(0)
         })
@@ -251,7 +251,7 @@ impl<T: Driver> Adapter<T> {
         pd: *mut bindings::ib_pd,
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
-        // SAFETY: see the module comment; ib_core frees the PD after this
+        // SAFETY: See the module comment; ib_core frees the PD after this
         // returns and never uses it again.
         unsafe { Pd::<T>::from_raw(pd).drop_data() };
         0
@@ -264,9 +264,9 @@ impl<T: Driver> Adapter<T> {
     ) -> c_int {
         from_result(|| {
             if !attrs.is_null() {
-                return Err(super::super::eopnotsupp());
+                return Err(crate::ib::eopnotsupp());
             }
-            // SAFETY: see the module comment; the data is initialised below,
+            // SAFETY: See the module comment; the data is initialised below,
             // before any other use.
             let (obj, dev, entries) = unsafe {
                 let obj = Cq::<T>::from_raw(cq);
@@ -274,7 +274,7 @@ impl<T: Driver> Adapter<T> {
             };
             let notifier = CqNotifier::new(cq)?;
             let data = dev.create_cq(entries, notifier.clone())?;
-            // SAFETY: not initialised yet; `cqe` is the driver's to report.
+            // SAFETY: Not initialised yet; `cqe` is the driver's to report.
             unsafe {
                 obj.init(notifier, data);
                 (*cq).cqe = entries.try_into().unwrap_or(i32::MAX);
@@ -288,7 +288,7 @@ impl<T: Driver> Adapter<T> {
     /// here on no completion handler of ours runs, so none can schedule
     /// that poller again on a CQ about to be freed.
     unsafe extern "C" fn pre_destroy_cq(cq: *mut bindings::ib_cq) -> c_int {
-        // SAFETY: see the module comment.
+        // SAFETY: See the module comment.
         let obj = unsafe { Cq::<T>::from_raw(cq) };
         obj.layer().kill();
         0
@@ -298,7 +298,7 @@ impl<T: Driver> Adapter<T> {
         cq: *mut bindings::ib_cq,
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
-        // SAFETY: see the module comment.
+        // SAFETY: See the module comment.
         let (obj, dev) = unsafe { (Cq::<T>::from_raw(cq), DevObj::<T>::from_ib((*cq).device)) };
         // First: no completion handler runs from here on, so none runs while
         // the driver tears the CQ down, nor after ib_core frees it. From
@@ -320,12 +320,12 @@ impl<T: Driver> Adapter<T> {
         num: c_int,
         wc: *mut bindings::ib_wc,
     ) -> c_int {
-        // SAFETY: see the module comment.
+        // SAFETY: See the module comment.
         let (obj, dev) = unsafe { (Cq::<T>::from_raw(cq), DevObj::<T>::from_ib((*cq).device)) };
         let Ok(cap) = usize::try_from(num) else {
             return 0;
         };
-        // SAFETY: the caller passes an array of `num` completions.
+        // SAFETY: The caller passes an array of `num` completions.
         let mut sink = unsafe { WcSink::new(wc, cap) };
         dev.poll_cq(obj, &mut sink);
         sink.len().try_into().unwrap_or(0)
@@ -336,7 +336,7 @@ impl<T: Driver> Adapter<T> {
         flags: bindings::ib_cq_notify_flags,
     ) -> c_int {
         from_result(|| {
-            // SAFETY: see the module comment.
+            // SAFETY: See the module comment.
             let (obj, dev) = unsafe { (Cq::<T>::from_raw(cq), DevObj::<T>::from_ib((*cq).device)) };
             let solicited = flags & bindings::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK
                 == bindings::ib_cq_notify_flags_IB_CQ_SOLICITED;
@@ -352,7 +352,7 @@ impl<T: Driver> Adapter<T> {
     ) -> c_int {
         from_result(|| {
             if !udata.is_null() {
-                return Err(super::super::eopnotsupp());
+                return Err(crate::ib::eopnotsupp());
             }
             // SAFETY: ib_core passes the ULP's attributes, valid during the
             // call.
@@ -360,7 +360,7 @@ impl<T: Driver> Adapter<T> {
             if init.send_cq.is_null() || init.recv_cq.is_null() {
                 return Err(EINVAL);
             }
-            // SAFETY: the CQs are live CQs the ULP made; `device` is set by
+            // SAFETY: The CQs are live CQs the ULP made; `device` is set by
             // ib_core when it makes one. A CQ of another device is not a
             // `Cq<T>`.
             let foreign = unsafe {
@@ -369,7 +369,7 @@ impl<T: Driver> Adapter<T> {
             if foreign {
                 return Err(EINVAL);
             }
-            // SAFETY: see the module comment; `create_qp` in verbs.c set the
+            // SAFETY: See the module comment; `create_qp` in verbs.c set the
             // QP's device and PD before calling us, and the CQs are the
             // ULP's, of this device (ib_core takes a use count on them for
             // the QP's life). The data is initialised below, before any
@@ -395,7 +395,7 @@ impl<T: Driver> Adapter<T> {
                 srq_or_xrc: !init.srq.is_null() || !init.xrcd.is_null(),
             };
             let (data, qpn) = dev.create_qp(obj.as_ref(), pd, send_cq, recv_cq, &attr)?;
-            // SAFETY: not initialised yet; `qp_num` is the driver's to set.
+            // SAFETY: Not initialised yet; `qp_num` is the driver's to set.
             unsafe {
                 obj.init((), data);
                 (*qp).qp_num = qpn;
@@ -412,9 +412,9 @@ impl<T: Driver> Adapter<T> {
     ) -> c_int {
         from_result(|| {
             if !udata.is_null() {
-                return Err(super::super::eopnotsupp());
+                return Err(crate::ib::eopnotsupp());
             }
-            // SAFETY: see the module comment.
+            // SAFETY: See the module comment.
             let (obj, dev, a) = unsafe {
                 (
                     Qp::<T>::from_raw(qp),
@@ -466,7 +466,7 @@ impl<T: Driver> Adapter<T> {
         _mask: c_int,
         init: *mut bindings::ib_qp_init_attr,
     ) -> c_int {
-        // SAFETY: see the module comment; `attr` and `init` (where not
+        // SAFETY: See the module comment; `attr` and `init` (where not
         // null) are the caller's, writable, and all-zero is a valid value
         // of each.
         let (obj, dev, attr) = unsafe {
@@ -490,7 +490,7 @@ impl<T: Driver> Adapter<T> {
         qp: *mut bindings::ib_qp,
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
-        // SAFETY: see the module comment.
+        // SAFETY: See the module comment.
         let (obj, dev) = unsafe { (Qp::<T>::from_raw(qp), DevObj::<T>::from_ib((*qp).device)) };
         dev.destroy_qp(obj);
         // SAFETY: ib_core frees the QP after this returns, unused.
@@ -503,10 +503,10 @@ impl<T: Driver> Adapter<T> {
         mut wr: *const bindings::ib_send_wr,
         bad: *mut *const bindings::ib_send_wr,
     ) -> c_int {
-        // SAFETY: see the module comment.
+        // SAFETY: See the module comment.
         let (obj, dev) = unsafe { (Qp::<T>::from_raw(qp), DevObj::<T>::from_ib((*qp).device)) };
         while !wr.is_null() {
-            // SAFETY: the ULP's chain of WRs is valid during the call; the
+            // SAFETY: The ULP's chain of WRs is valid during the call; the
             // QP's type is set by ib_core before `create_qp`.
             let r = unsafe { Self::send_wr((*qp).device, (*qp).qp_type, wr) }
                 .and_then(|w| dev.post_send(obj, &w));
@@ -515,7 +515,7 @@ impl<T: Driver> Adapter<T> {
                 unsafe { bad.write(wr) };
                 return e.to_errno();
             }
-            // SAFETY: as above.
+            // SAFETY: As above.
             wr = unsafe { (*wr).next };
         }
         0
@@ -543,15 +543,15 @@ impl<T: Driver> Adapter<T> {
         const RDMA_READ: u32 = bindings::ib_wr_opcode_IB_WR_RDMA_READ;
         const LOCAL_INV: u32 = bindings::ib_wr_opcode_IB_WR_LOCAL_INV;
         const REG_MR: u32 = bindings::ib_wr_opcode_IB_WR_REG_MR;
-        // SAFETY: per the caller.
+        // SAFETY: Per the caller.
         let w = unsafe { &*wr };
         let mut out = SendWr {
-            // SAFETY: both members of the union are 64 bits; the driver only
+            // SAFETY: Both members of the union are 64 bits; the driver only
             // hands the value back.
             wr_id: unsafe { w.__bindgen_anon_1.wr_id },
             opcode: w.opcode,
             send_flags: u32::try_from(w.send_flags).map_err(|_| EINVAL)?,
-            // SAFETY: the ULP's list, valid during the call.
+            // SAFETY: The ULP's list, valid during the call.
             sges: unsafe { sges(w.sg_list, w.num_sge) }?,
             remote_addr: 0,
             rkey: 0,
@@ -569,16 +569,16 @@ impl<T: Driver> Adapter<T> {
             if w.opcode != bindings::ib_wr_opcode_IB_WR_SEND {
                 return Ok(out);
             }
-            // SAFETY: a SEND posted on a GSI QP is the `wr` of an
+            // SAFETY: A SEND posted on a GSI QP is the `wr` of an
             // `ib_ud_wr` (`ud_wr()`), at offset 0.
             let u = unsafe { &*wr.cast::<bindings::ib_ud_wr>() };
-            // SAFETY: a live address handle of the ULP's (ib_mad's); ib_core
+            // SAFETY: A live address handle of the ULP's (ib_mad's); ib_core
             // set its device when it was made. Only one of this device is
             // an `Ah<T>`: another is refused.
             if u.ah.is_null() || unsafe { bindings::mlx_ext_ah_device(u.ah) } != ib {
                 return Err(EINVAL);
             }
-            // SAFETY: an address handle of this device, made by `create_ah`
+            // SAFETY: An address handle of this device, made by `create_ah`
             // for `T`, live while the WR is posted.
             let ah = unsafe { Ah::<T>::from_raw(u.ah) };
             out.ud = Some(UdWr {
@@ -591,7 +591,7 @@ impl<T: Driver> Adapter<T> {
         }
         match w.opcode {
             CMP_SWAP | FETCH_ADD | MASKED_CMP_SWAP | MASKED_FETCH_ADD => {
-                // SAFETY: a WR with an atomic opcode is the `wr` of an
+                // SAFETY: A WR with an atomic opcode is the `wr` of an
                 // `ib_atomic_wr` (`atomic_wr()`), at offset 0.
                 let a = unsafe { &*wr.cast::<ib_atomic_wr>() };
                 out.remote_addr = a.remote_addr;
@@ -602,7 +602,7 @@ impl<T: Driver> Adapter<T> {
                 out.swap_mask = a.swap_mask;
             }
             RDMA_WRITE | RDMA_WRITE_IMM | RDMA_READ => {
-                // SAFETY: as above, `ib_rdma_wr` (`rdma_wr()`).
+                // SAFETY: As above, `ib_rdma_wr` (`rdma_wr()`).
                 let r = unsafe { &*wr.cast::<ib_rdma_wr>() };
                 out.remote_addr = r.remote_addr;
                 out.rkey = r.rkey;
@@ -612,16 +612,16 @@ impl<T: Driver> Adapter<T> {
                 out.invalidate_rkey = unsafe { w.ex.invalidate_rkey };
             }
             REG_MR => {
-                // SAFETY: as above, `ib_reg_wr` (`reg_wr()`).
+                // SAFETY: As above, `ib_reg_wr` (`reg_wr()`).
                 let r = unsafe { &*wr.cast::<bindings::ib_reg_wr>() };
-                // SAFETY: a live MR of the ULP's; ib_core set its device
+                // SAFETY: A live MR of the ULP's; ib_core set its device
                 // when it was made. Only an MR of this device is a `Mr<T>`:
                 // another is refused.
                 if r.mr.is_null() || unsafe { (*r.mr).device } != ib {
                     return Err(EINVAL);
                 }
                 out.reg = Some(RegWr {
-                    // SAFETY: an MR of this device, made by `alloc_mr` or
+                    // SAFETY: An MR of this device, made by `alloc_mr` or
                     // `get_dma_mr` for `T`, live while the WR is posted.
                     mr: unsafe { Mr::<T>::from_raw(r.mr) },
                     key: r.key,
@@ -638,17 +638,17 @@ impl<T: Driver> Adapter<T> {
         mut wr: *const bindings::ib_recv_wr,
         bad: *mut *const bindings::ib_recv_wr,
     ) -> c_int {
-        // SAFETY: see the module comment.
+        // SAFETY: See the module comment.
         let (obj, dev) = unsafe { (Qp::<T>::from_raw(qp), DevObj::<T>::from_ib((*qp).device)) };
         while !wr.is_null() {
-            // SAFETY: the ULP's chain of WRs is valid during the call.
+            // SAFETY: The ULP's chain of WRs is valid during the call.
             let w = unsafe { &*wr };
-            // SAFETY: as above.
+            // SAFETY: As above.
             let r = unsafe { sges(w.sg_list, w.num_sge) }.and_then(|sges| {
                 dev.post_recv(
                     obj,
                     &RecvWr {
-                        // SAFETY: both members of the union are 64 bits.
+                        // SAFETY: Both members of the union are 64 bits.
                         wr_id: unsafe { w.__bindgen_anon_1.wr_id },
                         sges,
                     },
@@ -668,7 +668,7 @@ impl<T: Driver> Adapter<T> {
         pd: *mut bindings::ib_pd,
         access: c_int,
     ) -> *mut bindings::ib_mr {
-        // SAFETY: see the module comment.
+        // SAFETY: See the module comment.
         let (pd, dev) = unsafe { (Pd::<T>::from_raw(pd), DevObj::<T>::from_ib((*pd).device)) };
         let r = u32::try_from(access)
             .map_err(|_| EINVAL)
@@ -682,10 +682,10 @@ impl<T: Driver> Adapter<T> {
         mr_type: bindings::ib_mr_type,
         max_num_sg: u32,
     ) -> *mut bindings::ib_mr {
-        // SAFETY: see the module comment.
+        // SAFETY: See the module comment.
         let (pd, dev) = unsafe { (Pd::<T>::from_raw(pd), DevObj::<T>::from_ib((*pd).device)) };
         if mr_type != bindings::ib_mr_type_IB_MR_TYPE_MEM_REG {
-            return super::super::eopnotsupp().to_ptr();
+            return crate::ib::eopnotsupp().to_ptr();
         }
         let r = usize::try_from(max_num_sg)
             .map_err(|_| EINVAL)
@@ -719,7 +719,7 @@ impl<T: Driver> Adapter<T> {
         nents: c_int,
         offset: *mut kernel::ffi::c_uint,
     ) -> c_int {
-        // SAFETY: see the module comment; the ULP maps an MR it owns, once
+        // SAFETY: See the module comment; the ULP maps an MR it owns, once
         // at a time.
         let (obj, dev) = unsafe { (Mr::<T>::from_raw(mr), DevObj::<T>::from_ib((*mr).device)) };
         obj.page_buf().lock().used = 0;
@@ -753,14 +753,14 @@ impl<T: Driver> Adapter<T> {
     ) -> c_int {
         from_result(|| {
             if !udata.is_null() {
-                return Err(super::super::eopnotsupp());
+                return Err(crate::ib::eopnotsupp());
             }
             let mut raw = bindings::mlx_ext_ah::default();
             // SAFETY: ib_core passes the caller's attributes, valid during
             // the call.
             kernel::error::to_result(unsafe { bindings::mlx_ext_ah_init_read(init, &mut raw) })?;
             let attr = AhAttr::from_raw(&raw);
-            // SAFETY: see the module comment; ib_core set the AH's device
+            // SAFETY: See the module comment; ib_core set the AH's device
             // before calling us. The data is initialised below, before any
             // other use.
             let (obj, dev) = unsafe {
@@ -770,7 +770,7 @@ impl<T: Driver> Adapter<T> {
                 )
             };
             let data = dev.create_ah(&attr)?;
-            // SAFETY: not initialised yet; ib_core uses the AH only after.
+            // SAFETY: Not initialised yet; ib_core uses the AH only after.
             unsafe { obj.init(attr, data) };
             Ok(0)
         })
@@ -780,7 +780,7 @@ impl<T: Driver> Adapter<T> {
         ah: *mut bindings::ib_ah,
         attr: *mut bindings::rdma_ah_attr,
     ) -> c_int {
-        // SAFETY: see the module comment; `attr` is the caller's, zeroed by
+        // SAFETY: See the module comment; `attr` is the caller's, zeroed by
         // `rdma_query_ah`.
         unsafe {
             let raw = Ah::<T>::from_raw(ah).attr().raw();
@@ -790,7 +790,7 @@ impl<T: Driver> Adapter<T> {
     }
 
     unsafe extern "C" fn destroy_ah(ah: *mut bindings::ib_ah, _flags: u32) -> c_int {
-        // SAFETY: see the module comment; ib_core frees the AH after this
+        // SAFETY: See the module comment; ib_core frees the AH after this
         // returns and never uses it again.
         unsafe { Ah::<T>::from_raw(ah).drop_data() };
         0
@@ -803,7 +803,7 @@ impl<T: Driver> Adapter<T> {
         _modify: *mut bindings::ib_port_modify,
     ) -> c_int {
         from_result(|| {
-            // SAFETY: see the module comment.
+            // SAFETY: See the module comment.
             let dev = unsafe { DevObj::<T>::from_ib(ib) };
             dev.modify_port(port)?;
             Ok(0)
@@ -818,10 +818,10 @@ impl<T: Driver> Adapter<T> {
         type_: c_int,
     ) -> c_int {
         from_result(|| {
-            // SAFETY: see the module comment.
+            // SAFETY: See the module comment.
             let dev = unsafe { DevObj::<T>::from_ib(ib) };
             let vf = u32::try_from(vf).map_err(|_| EINVAL)?;
-            // SAFETY: a pure C call.
+            // SAFETY: A pure C call.
             let kind = match unsafe { bindings::mlx_ext_vf_guid_kind(type_) } {
                 0 => VfGuidKind::Node,
                 1 => VfGuidKind::Port,
@@ -840,11 +840,11 @@ impl<T: Driver> Adapter<T> {
         port_guid: *mut bindings::ifla_vf_guid,
     ) -> c_int {
         from_result(|| {
-            // SAFETY: see the module comment.
+            // SAFETY: See the module comment.
             let dev = unsafe { DevObj::<T>::from_ib(ib) };
             let vf = u32::try_from(vf).map_err(|_| EINVAL)?;
             let (node, port_g) = dev.get_vf_guid(vf, port)?;
-            // SAFETY: the caller's (ib_get_vf_guid's) two structs, valid
+            // SAFETY: The caller's (ib_get_vf_guid's) two structs, valid
             // for writes for the call.
             unsafe {
                 bindings::mlx_ext_ifla_vf_guid_set(node_guid, node);
@@ -858,10 +858,10 @@ impl<T: Driver> Adapter<T> {
         mr: *mut bindings::ib_mr,
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
-        // SAFETY: see the module comment; ib_core set the MR's device.
+        // SAFETY: See the module comment; ib_core set the MR's device.
         let (obj, dev) = unsafe { (Mr::<T>::from_raw(mr), DevObj::<T>::from_ib((*mr).device)) };
         dev.dereg_mr(obj);
-        // SAFETY: made by `get_dma_mr`; ib_core never uses it again.
+        // SAFETY: Made by `get_dma_mr`; ib_core never uses it again.
         unsafe { Mr::<T>::free(mr) };
         0
     }
