@@ -414,6 +414,12 @@ int mlx_ext_rs_abi_check(u32 version, size_t size, size_t ours);
  */
 void mlx_ext_rs_detach_qp(struct mlx_ext_qp *qp);
 
+/**
+ * mlx_ext_rs_destroy_qp - mlx_ext_destroy_qp() once rust/helpers/export.c
+ * checked its context (Rust, rust/ib/export.rs)
+ */
+void mlx_ext_rs_destroy_qp(struct mlx_ext_qp *qp);
+
 /** mlx_ext_rcu_read_lock - rcu_read_lock() */
 void mlx_ext_rcu_read_lock(void);
 

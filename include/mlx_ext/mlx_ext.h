@@ -35,6 +35,8 @@
  *   mlx_ext_attach_qp(), mlx_ext_detach_qp(): process context; sleep (an
  *     rdma_cm event handler is fine).
  *   mlx_ext_create_qp(), mlx_ext_destroy_qp(): process context; sleep.
+ *   mlx_ext_detach_qp() and mlx_ext_destroy_qp() never from the send CQ's
+ *     own completion context (a warning).
  *   mlx_ext_atomic(): process context; sleeps, killable. Never from the
  *     send CQ's own completion context (-EDEADLK).
  *   mlx_ext_(un)register_guid_notifier(): process context; sleep.
@@ -280,6 +282,10 @@ void mlx_ext_detach_qp(struct mlx_ext_qp *mqp);
  * MLX_EXT_ATOMIC_HCA_REPLY_BE, for a CQ that is IB_POLL_DIRECT or not from
  * ib_alloc_cq(), for an SRQ, or a QP type other than IB_QPT_RC; -ENODEV as
  * mlx_ext_query_caps(); -ENOMEM; or what ib_create_qp() returned.
+ *
+ * Deprecated in 1.x, kept for the ULPs that use it: mlx_ext_init_qp_attr(),
+ * ib_create_qp() (or rdma_create_qp()) and mlx_ext_attach_qp() do the same
+ * on a QP the ULP owns.
  */
 struct mlx_ext_qp *mlx_ext_create_qp(struct ib_pd *pd,
 				     struct ib_qp_init_attr *attr);
@@ -297,8 +303,12 @@ struct ib_qp *mlx_ext_qp_ib(struct mlx_ext_qp *qp);
  * work requests); so do your own work requests (flushed). In a group
  * (mlx_ext_attach_qp_group()) its operations that another QP's
  * compare-and-swap carries complete as that one does, and it waits for
- * them. Afterwards no callback runs for @qp. Context: process context;
- * sleeps.
+ * them. Afterwards no callback runs for @qp.
+ *
+ * Context: process context; sleeps. Never from the send CQ's completion
+ * context (a @done callback, or another handler run by the same CQ's work
+ * item), whose completions its drain would wait for: a warning says so, as
+ * mlx_ext_detach_qp()'s does.
  *
  * As for ib_drain_qp(): no other thread may post on @qp (through mlx_ext or
  * not) once this is called; posting from the QP's own completion callbacks
@@ -307,6 +317,10 @@ struct ib_qp *mlx_ext_qp_ib(struct mlx_ext_qp *qp);
  * reset discards work requests without completions. Given a handle of
  * mlx_ext_attach_qp(), it detaches it (with a warning) and destroys
  * nothing: that QP is the ULP's.
+ *
+ * Deprecated in 1.x, kept for the ULPs that use it: a ULP that creates its
+ * QPs with rdma_cm owns them, and attaches them (mlx_ext_attach_qp(),
+ * mlx_ext_detach_qp()), as rdma_rw's users do.
  */
 void mlx_ext_destroy_qp(struct mlx_ext_qp *qp);
 

@@ -31,7 +31,6 @@ MODULE_INFO(api_version, __stringify(MLX_EXT_API_VERSION_MAJOR) "."
 EXPORT_SYMBOL_GPL(mlx_ext_api_version);
 EXPORT_SYMBOL_GPL(mlx_ext_create_qp);
 EXPORT_SYMBOL_GPL(mlx_ext_qp_ib);
-EXPORT_SYMBOL_GPL(mlx_ext_destroy_qp);
 EXPORT_SYMBOL_GPL(mlx_ext_init_qp_attr);
 EXPORT_SYMBOL_GPL(mlx_ext_attach_qp);
 EXPORT_SYMBOL_GPL(mlx_ext_attach_qp_group);
@@ -217,6 +216,24 @@ void mlx_ext_detach_qp(struct mlx_ext_qp *mqp)
 	mlx_ext_rs_detach_qp(mqp);
 }
 EXPORT_SYMBOL_GPL(mlx_ext_detach_qp);
+
+void mlx_ext_destroy_qp(struct mlx_ext_qp *qp)
+{
+	const char *why;
+
+	if (!qp)
+		return;
+	might_sleep();
+	/*
+	 * As mlx_ext_detach_qp(), and more: ib_drain_qp() waits for the
+	 * completions of its markers, which only this context could deliver.
+	 */
+	why = mlx_ext_wait_deadlock(qp);
+	WARN_ONCE(why, "mlx_ext: %s() called from %s: it will wait for ever\n",
+		  __func__, why);
+	mlx_ext_rs_destroy_qp(qp);
+}
+EXPORT_SYMBOL_GPL(mlx_ext_destroy_qp);
 
 int mlx_ext_atomic_v1(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 		      u32 api_version, size_t size)

@@ -561,13 +561,14 @@ macro_rules! export_atomic_api {
             unsafe { $crate::ib::export::entry::qp_ib::<$api>(qp) }
         }
 
-        /// `mlx_ext_destroy_qp`.
+        /// `mlx_ext_destroy_qp`, called by its C wrapper once it checked
+        /// the context.
         ///
         /// # Safety
         ///
         /// As the header says.
         #[no_mangle]
-        pub unsafe extern "C" fn mlx_ext_destroy_qp(qp: *mut ::kernel::ffi::c_void) {
+        pub unsafe extern "C" fn mlx_ext_rs_destroy_qp(qp: *mut ::kernel::ffi::c_void) {
             // SAFETY: The header's contract.
             unsafe { $crate::ib::export::entry::destroy_qp::<$api>(qp) }
         }

@@ -579,6 +579,86 @@ out:
 	return 0;
 }
 
+/* destroyself: mlx_ext_destroy_qp() called from the done callback of an
+ * operation, in the send CQ's own work item (IB_POLL_WORKQUEUE), on another
+ * QP of that CQ: a drain there would wait for completions only that work
+ * item delivers, and the call warns so. The QP destroyed is a created one
+ * still in RESET, which has nothing to drain (RESET to ERR is no
+ * transition): the call returns, and the test sees the warning.
+ */
+struct destroyself {
+	struct mlx_ext_atomic op;
+	struct mlx_ext_qp *victim;
+	struct completion done;
+};
+
+static void destroyself_done(struct mlx_ext_atomic *op)
+{
+	struct destroyself *s = op->context;
+
+	mlx_ext_destroy_qp(s->victim);
+	s->victim = NULL;
+	complete(&s->done);
+}
+
+int run_destroyself(struct ib_device *dev)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct destroyself *s;
+	struct loop l = {};
+	const char *stage;
+	int err = 0;
+
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	init_completion(&s->done);
+	stage = loop_setup_api(&l, dev, dev, IB_POLL_WORKQUEUE, ALL_ACCESS, ALL_ACCESS, true, 0,
+			       &err);
+	if (stage)
+		goto out;
+	init.send_cq = l.cq;
+	init.recv_cq = l.cq;
+	s->victim = mlx_ext_create_qp(l.pd, &init);
+	if (IS_ERR(s->victim)) {
+		err = PTR_ERR(s->victim);
+		s->victim = NULL;
+		stage = "victim";
+		goto out;
+	}
+	s->op.opcode = MLX_EXT_ATOMIC_FETCH_ADD;
+	s->op.size = 8;
+	s->op.remote_addr = word_addr(&l, 0);
+	s->op.rkey = l.mr->rkey;
+	s->op.compare_add = 1;
+	s->op.done = destroyself_done;
+	s->op.context = s;
+	err = mlx_ext_post_atomic(l.xqa, &s->op, GFP_KERNEL);
+	if (err) {
+		stage = "post";
+		goto out;
+	}
+	if (!wait_for_completion_timeout(&s->done, msecs_to_jiffies(TIMEOUT_MS))) {
+		/* The callback is stuck in mlx_ext_destroy_qp(): nothing to free. */
+		snprintf(tu_result, RESULT_MAX, "hung\n");
+		return 0;
+	}
+	snprintf(tu_result, RESULT_MAX, "status %d destroyed %d\n", s->op.status, !s->victim);
+out:
+	if (s->victim)
+		mlx_ext_destroy_qp(s->victim);
+	loop_destroy(&l);
+	kfree(s);
+	if (stage)
+		snprintf(tu_result, RESULT_MAX, "err %s %d\n", stage, err);
+	return 0;
+}
+
 /* syncwait: one mlx_ext_atomic() from the writer's own task, which the test
  * may kill meanwhile; its return is kept for "syncresult".
  */

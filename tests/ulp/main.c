@@ -95,6 +95,11 @@
  *	mlx_ext_atomic() called from the done callback of an operation on the
  *	same QP (its send CQ's completion context): "status S inner R", R
  *	what mlx_ext_atomic() returned (-EDEADLK expected), or "hung".
+ *   destroyself DEV
+ *	mlx_ext_destroy_qp() on a created QP still in RESET, called from the
+ *	done callback of an operation on another QP of the same
+ *	IB_POLL_WORKQUEUE send CQ (that CQ's own work item): "status S
+ *	destroyed 1", or "hung". mlx_ext warns of the context.
  *   syncwait DEV
  *	One mlx_ext_atomic() (fetch-and-add 1) from the writing task, which a
  *	test may kill meanwhile: "ret R response V"; "syncresult" gives R.
@@ -743,6 +748,11 @@ static int ctl_syncself(struct ctl_req *r)
 	return run_syncself(r->d->dev, poll);
 }
 
+static int ctl_destroyself(struct ctl_req *r)
+{
+	return run_destroyself(r->d->dev);
+}
+
 static int ctl_syncwait(struct ctl_req *r)
 {
 	return run_syncwait(r->d->dev);
@@ -824,6 +834,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "events",		ctl_events },
 	{ "syncself",		ctl_syncself },
 	{ "syncwait",		ctl_syncwait },
+	{ "destroyself",	ctl_destroyself },
 	{ "heldsync",		ctl_heldsync },
 	{ "early",		ctl_early },
 	{ "capsloop",		ctl_capsloop },

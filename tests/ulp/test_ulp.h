@@ -141,6 +141,7 @@ int run_abi(struct ib_device *dev);
 int run_apiflags(struct ib_device *dev);
 int run_attachflags(struct ib_device *dev, struct ib_device *other);
 int run_syncself(struct ib_device *dev, enum ib_poll_context poll);
+int run_destroyself(struct ib_device *dev);
 int run_syncwait(struct ib_device *dev);
 int run_early(struct ib_device *dev, bool rts, gfp_t gfp);
 int run_errors(struct ib_device *dev, enum ib_poll_context poll);
