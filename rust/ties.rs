@@ -32,14 +32,14 @@ pub(crate) fn atomic_cap(cap: ib::AtomicCap) -> caps::AtomicCap {
 
 /// The work request that carries out `op`.
 pub(crate) fn atomic_wr(op: AtomicOp) -> AtomicWr {
-    let (opcode, compare_add, compare_add_mask, swap, swap_mask) = op.to_wr();
-    let opcode = match opcode {
-        WrOpcode::AtomicCmpAndSwp => AtomicOpcode::CmpAndSwp,
-        WrOpcode::AtomicFetchAndAdd => AtomicOpcode::FetchAndAdd,
-        WrOpcode::MaskedAtomicCmpAndSwp => AtomicOpcode::MaskedCmpAndSwp,
-        // `to_wr` gives one of the four atomic opcodes only.
-        _ => AtomicOpcode::MaskedFetchAndAdd,
+    // The opcode `to_wr` gives each (tied to these below).
+    let opcode = match op {
+        AtomicOp::CmpSwap { .. } => AtomicOpcode::CmpAndSwp,
+        AtomicOp::FetchAdd { .. } => AtomicOpcode::FetchAndAdd,
+        AtomicOp::MaskedCmpSwap { .. } => AtomicOpcode::MaskedCmpAndSwp,
+        AtomicOp::MaskedFetchAdd { .. } => AtomicOpcode::MaskedFetchAndAdd,
     };
+    let (_, compare_add, compare_add_mask, swap, swap_mask) = op.to_wr();
     AtomicWr {
         opcode,
         compare_add,

@@ -35,8 +35,8 @@
  *   mlx_ext_attach_qp(), mlx_ext_detach_qp(): process context; sleep (an
  *     rdma_cm event handler is fine).
  *   mlx_ext_create_qp(), mlx_ext_destroy_qp(): process context; sleep.
- *   mlx_ext_detach_qp() and mlx_ext_destroy_qp() never from the send CQ's
- *     own completion context (a warning).
+ *   mlx_ext_detach_qp() never from the send CQ's own completion context,
+ *     mlx_ext_destroy_qp() never from its send or receive CQ's (a warning).
  *   mlx_ext_atomic(): process context; sleeps, killable. Never from the
  *     send CQ's own completion context (-EDEADLK).
  *   mlx_ext_(un)register_guid_notifier(): process context; sleep.
@@ -305,10 +305,10 @@ struct ib_qp *mlx_ext_qp_ib(struct mlx_ext_qp *qp);
  * compare-and-swap carries complete as that one does, and it waits for
  * them. Afterwards no callback runs for @qp.
  *
- * Context: process context; sleeps. Never from the send CQ's completion
- * context (a @done callback, or another handler run by the same CQ's work
- * item), whose completions its drain would wait for: a warning says so, as
- * mlx_ext_detach_qp()'s does.
+ * Context: process context; sleeps. Never from the completion context of
+ * the QP's send or receive CQ (a @done callback, or another handler run by
+ * the same CQ's work item), whose completions its drain would wait for: a
+ * warning says so, as mlx_ext_detach_qp()'s does.
  *
  * As for ib_drain_qp(): no other thread may post on @qp (through mlx_ext or
  * not) once this is called; posting from the QP's own completion callbacks

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 
-// SPDX-License-Identifier: GPL-2.0
-
 //! The atomic API for kernel ULPs (`include/mlx_ext/mlx_ext.h`,
 //! `Documentation/ulp-api.rst`): QPs whose atomics mlx_ext carries out,
 //! natively or by emulation, with responses in host order.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The exported ULP API of include/mlx_ext/mlx_ext.h. mlx_ext_atomic() and
- * the gfp_t step of mlx_ext_post_atomic() are here; the rest is defined in
+ * The exported ULP API of include/mlx_ext/mlx_ext.h. mlx_ext_atomic(), the
+ * gfp_t step of mlx_ext_post_atomic() and the context checks of
+ * mlx_ext_detach_qp() and mlx_ext_destroy_qp() are here; the rest is defined in
  * Rust (rust/ib/export.rs, export_atomic_api!)
  * and only exported here, as the kernel's own rust/exports.c does; the
  * prototypes the header gives are the ones the Rust side implements.
@@ -219,6 +220,7 @@ EXPORT_SYMBOL_GPL(mlx_ext_detach_qp);
 
 void mlx_ext_destroy_qp(struct mlx_ext_qp *qp)
 {
+	struct ib_cq *rcq;
 	const char *why;
 
 	if (!qp)
@@ -226,9 +228,17 @@ void mlx_ext_destroy_qp(struct mlx_ext_qp *qp)
 	might_sleep();
 	/*
 	 * As mlx_ext_detach_qp(), and more: ib_drain_qp() waits for the
-	 * completions of its markers, which only this context could deliver.
+	 * completions of its markers, on the send CQ and (a QP mlx_ext
+	 * creates has no SRQ) on the receive CQ, which only this context
+	 * could deliver.
 	 */
 	why = mlx_ext_wait_deadlock(qp);
+	rcq = mlx_ext_qp_ib(qp)->recv_cq;
+	if (!why && rcq &&
+	    (rcq->poll_ctx == IB_POLL_WORKQUEUE ||
+	     rcq->poll_ctx == IB_POLL_UNBOUND_WORKQUEUE) &&
+	    current_work() == &rcq->work)
+		why = "its own receive CQ's completion work item";
 	WARN_ONCE(why, "mlx_ext: %s() called from %s: it will wait for ever\n",
 		  __func__, why);
 	mlx_ext_rs_destroy_qp(qp);
@@ -322,7 +332,7 @@ int (mlx_ext_atomic)(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op)
 }
 EXPORT_SYMBOL_GPL(mlx_ext_atomic);
 
-/* GUID-change events of the VF GUID tables (rust/vf_guids.rs). */
+/* GUID-change events of the VF GUID tables (rust/vf_guids/). */
 static BLOCKING_NOTIFIER_HEAD(guid_notifiers);
 
 int mlx_ext_register_guid_notifier(struct notifier_block *nb)

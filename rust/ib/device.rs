@@ -41,12 +41,13 @@ unsafe impl Send for Device {}
 // ib_core, which locks what it changes.
 unsafe impl Sync for Device {}
 
-// SAFETY: A `Device` is only ever reached through a reference ib_core
-// handed to a client callback, where it holds a registration reference
-// (from `enable_device_and_get` until after the clients' `remove`), or
-// through an `ARef`: the count is never zero while one exists, so
-// `inc_ref` can always take another, and the device is not freed before
-// the count drops to zero.
+// SAFETY: A `Device` is only ever reached while ib_core holds a
+// registration reference on it (from `enable_device_and_get` until after
+// the clients' `remove`): through a reference handed to a client callback,
+// the device of a PD a ULP passes in ([`super::qp::Pd::device`], of a
+// device between the ULP's add and remove), or an `ARef`. The count is
+// never zero while one exists, so `inc_ref` can always take another, and
+// the device is not freed before the count drops to zero.
 unsafe impl AlwaysRefCounted for Device {
     fn inc_ref(&self) {
         // SAFETY: The device is valid and its count is not zero (above).
@@ -90,8 +91,9 @@ impl Device {
     /// # Safety
     ///
     /// `ptr` points to an `ib_device` that ib_core passed to a client
-    /// callback, whose `attrs` `setup_device` filled, and that stays valid
-    /// for `'a`.
+    /// callback (or that a PD of a ULP belongs to), whose `attrs`
+    /// `setup_device` filled, on which ib_core holds a registration
+    /// reference for `'a`, and that stays valid for `'a`.
     pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
         // SAFETY: `Device` is `repr(transparent)` over the C struct, and the
         // caller guarantees the pointer is valid for `'a`.

@@ -6,7 +6,7 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 
-use super::{bindings, compat, Device};
+use super::{bindings, compat, compat::ARef, Device};
 use core::{ffi::c_void, marker::PhantomData, ptr::NonNull};
 use kernel::{prelude::*, sync::Arc};
 
@@ -43,6 +43,9 @@ pub struct EventHandler<T: PortEvents> {
     raw: NonNull<bindings::mlx_ext_events>,
     target: *mut c_void,
     _target: PhantomData<Arc<T>>,
+    /// The device, held while the handler is registered (dropped after
+    /// `drop` unregistered it).
+    _dev: ARef<Device>,
 }
 
 // SAFETY: Registration and unregistration may happen on any thread.
@@ -52,11 +55,11 @@ unsafe impl<T: PortEvents> Sync for EventHandler<T> {}
 
 impl<T: PortEvents> EventHandler<T> {
     /// Registers `target` for the port events of `dev`.
-    pub fn new(dev: &Device, target: Arc<T>) -> Result<Self> {
+    pub fn new(dev: &ARef<Device>, target: Arc<T>) -> Result<Self> {
         let target = compat::into_foreign(target);
-        // SAFETY: The device is valid (a `Device` reference is valid) and outlives
-        // the handler, which its holder drops in the client's `remove`;
-        // `target` stays valid until `drop` unregistered the handler.
+        // SAFETY: The device is valid, and stays so while the handler is
+        // registered: the handler holds a reference to it, given back only
+        // after `drop` unregistered it. `target` stays valid until then.
         let raw = kernel::error::from_err_ptr(unsafe {
             bindings::mlx_ext_events_register(dev.as_raw(), Some(Self::callback), target)
         });
@@ -66,6 +69,7 @@ impl<T: PortEvents> EventHandler<T> {
                 raw,
                 target,
                 _target: PhantomData,
+                _dev: dev.clone(),
             }),
             None => {
                 // SAFETY: From `into_foreign` above, given back once; no

@@ -8,7 +8,7 @@
 //! [`include/mlx_ext/helpers.h`](../../include/mlx_ext/helpers.h).
 
 use super::work::{Kicker, KickerInner};
-use super::{bindings, compat, Device};
+use super::{bindings, compat, compat::ARef, Device};
 use core::{ffi::c_void, ptr::NonNull};
 use kernel::{prelude::*, sync::Arc};
 
@@ -131,6 +131,9 @@ pub struct PciVfState {
 pub struct VfWatch {
     raw: NonNull<bindings::mlx_ext_vf_watch>,
     target: *mut c_void,
+    /// The device, held while the watch is registered (dropped after
+    /// `drop` unregistered it).
+    _dev: ARef<Device>,
 }
 
 // SAFETY: Registration and unregistration may happen on any thread.
@@ -141,17 +144,23 @@ unsafe impl Sync for VfWatch {}
 impl VfWatch {
     /// Watches the parent of `dev` for `kicker`; `Ok(None)` if the parent
     /// has no VFs to watch.
-    pub fn new(dev: &Device, kicker: &Kicker) -> Result<Option<Self>> {
+    pub fn new(dev: &ARef<Device>, kicker: &Kicker) -> Result<Option<Self>> {
         let target = compat::into_foreign(kicker.0.clone());
-        // SAFETY: The device is valid (a `Device` reference is valid), and so is its
-        // parent, which its holder drops in the client's `remove`; `target`
-        // stays valid until `drop` unregistered the watch.
+        // SAFETY: The device is valid, and stays so while the watch is
+        // registered: the watch holds a reference to it, given back only
+        // after `drop` unregistered it. Its parent outlives its
+        // registration. `target` stays valid until `drop` unregistered the
+        // watch.
         let raw = kernel::error::from_err_ptr(unsafe {
             bindings::mlx_ext_vf_watch_register(dev.as_raw(), Some(Self::callback), target)
         });
         match raw {
             // INVARIANT: Made just above.
-            Ok(raw) if !raw.is_null() => Ok(NonNull::new(raw).map(|raw| Self { raw, target })),
+            Ok(raw) if !raw.is_null() => Ok(NonNull::new(raw).map(|raw| Self {
+                raw,
+                target,
+                _dev: dev.clone(),
+            })),
             r => {
                 // SAFETY: From `into_foreign` above, given back once; no
                 // watch was registered with it.

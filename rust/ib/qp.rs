@@ -54,7 +54,7 @@ pub struct AtomicWr {
 
 /// A protection domain a ULP passed in, borrowed for the call.
 #[repr(transparent)]
-pub struct Pd(pub(super) Opaque<bindings::ib_pd>);
+pub struct Pd(Opaque<bindings::ib_pd>);
 
 impl Pd {
     /// The device the PD belongs to.
@@ -143,7 +143,7 @@ pub struct Qp {
     destroyed: AtomicBool,
 }
 
-// SAFETY: verbs on one QP may be called from any thread (drivers lock their
+// SAFETY: Verbs on one QP may be called from any thread (drivers lock their
 // queues); `destroyed` is atomic.
 unsafe impl Send for Qp {}
 // SAFETY: As above.

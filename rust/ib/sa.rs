@@ -7,7 +7,7 @@
 //!
 //! C header: [`include/rdma/ib_sa.h`](srctree/include/rdma/ib_sa.h).
 
-use super::{bindings, compat, sync::IrqSpinLock, Device};
+use super::{bindings, compat, compat::ARef, sync::IrqSpinLock, Device};
 use crate::new_irq_spinlock;
 use core::{ffi::c_void, ptr::NonNull};
 use kernel::{prelude::*, sync::Arc};
@@ -93,6 +93,8 @@ struct QueryCtx<T: SaAnswer> {
     target: Arc<T>,
     tag: u64,
     state: Arc<QueryState>,
+    /// The device, held until the query's callback has run.
+    _dev: ARef<Device>,
 }
 
 /// A query made by [`guid_info`], to cancel it.
@@ -135,7 +137,7 @@ const METHOD_DELETE: u8 = 0x15;
 /// called: `ENODEV` while the module's [`SaClient`] is not registered.
 #[allow(clippy::too_many_arguments)]
 pub fn guid_info<T: SaAnswer>(
-    dev: &Device,
+    dev: &ARef<Device>,
     port: u32,
     lid: u16,
     delete: bool,
@@ -156,6 +158,7 @@ pub fn guid_info<T: SaAnswer>(
             target,
             tag,
             state: state.clone(),
+            _dev: dev.clone(),
         },
         GFP_KERNEL,
     )?;
@@ -187,7 +190,8 @@ pub fn guid_info<T: SaAnswer>(
     }
     // SAFETY: The client is registered, and stays so until every query
     // made through it has ended (unregistering waits for them). The device
-    // is valid (a `Device` reference is), and `port` is one of its ports
+    // is valid until the callback has run (the query's context holds a
+    // reference to it), and `port` is one of its ports
     // (checked by the caller when it made the tree). `raw_rec` is read
     // during the call only. ib_sa calls `callback` exactly once with `ctx`
     // if this succeeds.

@@ -300,8 +300,8 @@ impl Driver for Adapter {
         // (sysfs.c, show_port_gid()): in SR-IOV mode mlx4_ib gives ib_core
         // zero GUIDs past entry 0 (main.c, lines 861-867), but runs its own
         // tables there and mlx_ext makes none (`driver_iov` in
-        // vf_guids.rs). The simulated ConnectX-3 stands for a driver that
-        // reports the port's alias GUIDs to ib_core.
+        // rust/vf_guids/tree.rs). The simulated ConnectX-3 stands for a
+        // driver that reports the port's alias GUIDs to ib_core.
         let mut gid = [0u8; 16];
         gid[..8].copy_from_slice(&SUBNET_PREFIX.to_be_bytes());
         gid[8..].copy_from_slice(&self.shared.sa.guid(port, index).to_be_bytes());

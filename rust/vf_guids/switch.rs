@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A device's tables as its switch (`iov_enabled`) and its parent's VFs
+//! A device's tables as its switch (`mlx_ext/vf_guid_tables`) and its
+//! parent's VFs
 //! make them, from the device's `add` to its `remove`.
 
 use super::tree::{
@@ -17,7 +18,6 @@ use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex};
 use kernel::{c_str, new_mutex};
 
-/// made again for another number of VFs (a new tree with the new split,
 /// A device's VF GUID tables as its switch and its parent's number of VFs
 /// make them, at any time from the device's `add` to its `remove`: made,
 /// made again for another number of VFs (a new tree with the new split,

@@ -21,7 +21,7 @@ pub struct OwnedQueue {
     raw: NonNull<bindings::workqueue_struct>,
 }
 
-// SAFETY: workqueues may be used and destroyed from any thread.
+// SAFETY: Workqueues may be used and destroyed from any thread.
 unsafe impl Send for OwnedQueue {}
 // SAFETY: As above.
 unsafe impl Sync for OwnedQueue {}

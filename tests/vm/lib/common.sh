@@ -34,9 +34,28 @@ kernel_lacks() {
 	[ -f /kernel.config ] && ! grep -qx "CONFIG_$1=y" /kernel.config
 }
 
-# Prints the kernel log lines that match KERNEL_SPLAT.
+# Splat lines a test provoked on purpose and checked (expect_splat), one
+# per line: kernel_splats leaves them out. A splat's own first line (the
+# WARNING: line, with its file, line and function) is unique to it, and
+# every other splat still shows its own.
+EXPECTED_SPLATS=/tmp/expected-splats
+
+# Prints the kernel log lines that match KERNEL_SPLAT, but those a test
+# expected (expect_splat).
 kernel_splats() {
-	dmesg | grep -E "$KERNEL_SPLAT"
+	if [ -s $EXPECTED_SPLATS ]; then
+		dmesg | grep -E "$KERNEL_SPLAT" | grep -vxF -f $EXPECTED_SPLATS
+	else
+		dmesg | grep -E "$KERNEL_SPLAT"
+	fi
+}
+
+# expect_splat LINE...: the splat lines a test provoked on purpose, which
+# kernel_splats then leaves out (the whole log stays for the tests after).
+expect_splat() {
+	for l in "$@"; do
+		printf '%s\n' "$l" >>$EXPECTED_SPLATS
+	done
 }
 
 # Loads rdma_rxe and adds Soft-RoCE device rxe0 on eth0.

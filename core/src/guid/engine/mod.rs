@@ -42,7 +42,7 @@
 //!
 //! # Locking
 //!
-//! The engine is not synchronised: the kernel (`rust/vf_guids.rs`) keeps one
+//! The engine is not synchronised: the kernel (`rust/vf_guids/`) keeps one
 //! per port behind a sleeping lock, a `kernel::sync::Mutex`, held across
 //! [`Engine::next_action`] and the backend call each action asks for, that
 //! is across [`Engine::run`]. A spinlock cannot be held there, because
