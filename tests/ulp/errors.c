@@ -512,6 +512,38 @@ int run_attachflags(struct ib_device *dev, struct ib_device *other)
 	return 0;
 }
 
+/* Fills @op as a fetch-and-add of 1 on the word at @addr under @rkey. */
+static void fetch_add_one(struct mlx_ext_atomic *op, u64 addr, u32 rkey)
+{
+	op->opcode = MLX_EXT_ATOMIC_FETCH_ADD;
+	op->size = 8;
+	op->remote_addr = addr;
+	op->rkey = rkey;
+	op->compare_add = 1;
+}
+
+/* Posts @op, a fetch-and-add of 1 on word 0 of @l whose done callback is
+ * @fn with @ctx and ends with complete(@done), on @l's QP, and waits for
+ * it: 0, what the post returned (negative), or 1 if the callback never
+ * completed (it is stuck: nothing of it may be freed).
+ */
+static int post_and_wait(struct loop *l, struct mlx_ext_atomic *op,
+			 void (*fn)(struct mlx_ext_atomic *op), void *ctx,
+			 struct completion *done)
+{
+	int err;
+
+	fetch_add_one(op, word_addr(l, 0), l->mr->rkey);
+	op->done = fn;
+	op->context = ctx;
+	err = mlx_ext_post_atomic(l->xqa, op, GFP_KERNEL);
+	if (err)
+		return err;
+	if (!wait_for_completion_timeout(done, msecs_to_jiffies(TIMEOUT_MS)))
+		return 1;
+	return 0;
+}
+
 /* syncself: mlx_ext_atomic() called from the done callback of an operation
  * on the same QP, i.e. from the send CQ's completion context (softirq, or
  * the CQ's own work item): it must refuse with -EDEADLK, not wait.
@@ -527,11 +559,7 @@ static void syncself_done(struct mlx_ext_atomic *op)
 {
 	struct syncself *s = op->context;
 
-	s->inner.opcode = MLX_EXT_ATOMIC_FETCH_ADD;
-	s->inner.size = 8;
-	s->inner.remote_addr = op->remote_addr;
-	s->inner.rkey = op->rkey;
-	s->inner.compare_add = 1;
+	fetch_add_one(&s->inner, op->remote_addr, op->rkey);
 	s->inner_ret = mlx_ext_atomic(s->qp, &s->inner);
 	complete(&s->done);
 }
@@ -553,22 +581,15 @@ int run_syncself(struct ib_device *dev, enum ib_poll_context poll)
 	if (stage)
 		goto out;
 	s->qp = l.xqa;
-	s->op.opcode = MLX_EXT_ATOMIC_FETCH_ADD;
-	s->op.size = 8;
-	s->op.remote_addr = word_addr(&l, 0);
-	s->op.rkey = l.mr->rkey;
-	s->op.compare_add = 1;
-	s->op.done = syncself_done;
-	s->op.context = s;
-	err = mlx_ext_post_atomic(l.xqa, &s->op, GFP_KERNEL);
-	if (err) {
-		stage = "post";
-		goto out;
-	}
-	if (!wait_for_completion_timeout(&s->done, msecs_to_jiffies(TIMEOUT_MS))) {
+	err = post_and_wait(&l, &s->op, syncself_done, s, &s->done);
+	if (err == 1) {
 		/* The callback is stuck in mlx_ext_atomic(): nothing to free. */
 		snprintf(tu_result, RESULT_MAX, "hung\n");
 		return 0;
+	}
+	if (err) {
+		stage = "post";
+		goto out;
 	}
 	snprintf(tu_result, RESULT_MAX, "status %d inner %d\n", s->op.status, s->inner_ret);
 out:
@@ -631,22 +652,15 @@ int run_destroyself(struct ib_device *dev)
 		stage = "victim";
 		goto out;
 	}
-	s->op.opcode = MLX_EXT_ATOMIC_FETCH_ADD;
-	s->op.size = 8;
-	s->op.remote_addr = word_addr(&l, 0);
-	s->op.rkey = l.mr->rkey;
-	s->op.compare_add = 1;
-	s->op.done = destroyself_done;
-	s->op.context = s;
-	err = mlx_ext_post_atomic(l.xqa, &s->op, GFP_KERNEL);
-	if (err) {
-		stage = "post";
-		goto out;
-	}
-	if (!wait_for_completion_timeout(&s->done, msecs_to_jiffies(TIMEOUT_MS))) {
+	err = post_and_wait(&l, &s->op, destroyself_done, s, &s->done);
+	if (err == 1) {
 		/* The callback is stuck in mlx_ext_destroy_qp(): nothing to free. */
 		snprintf(tu_result, RESULT_MAX, "hung\n");
 		return 0;
+	}
+	if (err) {
+		stage = "post";
+		goto out;
 	}
 	snprintf(tu_result, RESULT_MAX, "status %d destroyed %d\n", s->op.status, !s->victim);
 out:
@@ -675,11 +689,7 @@ int run_syncwait(struct ib_device *dev)
 	stage = loop_setup_api(&l, dev, dev, IB_POLL_SOFTIRQ, ALL_ACCESS, ALL_ACCESS, true, 0,
 			       &err);
 	if (!stage) {
-		op.opcode = MLX_EXT_ATOMIC_FETCH_ADD;
-		op.size = 8;
-		op.remote_addr = word_addr(&l, 0);
-		op.rkey = l.mr->rkey;
-		op.compare_add = 1;
+		fetch_add_one(&op, word_addr(&l, 0), l.mr->rkey);
 		/* The test waits for this line before it kills the task. */
 		pr_info("mlx_ext_test_ulp: syncwait: waiting in mlx_ext_atomic()\n");
 		sync_ret = mlx_ext_atomic(l.xqa, &op);
