@@ -77,7 +77,7 @@ impl DevState {
     }
 
     /// The driver refused a work request of `class` with `errno`, on a QP
-    /// known to send or not (`qp_sends`): if that is a refusal of the
+    /// found in RTS just before or not (`qp_sends`): if that is a refusal of the
     /// opcode (`EINVAL` or `EOPNOTSUPP`) of a class the record posts
     /// ([`Record::learns`]), it is recorded, and logged once per class.
     pub fn driver_refused(&self, class: WrClass, errno: i32, qp_sends: bool) {

@@ -3,8 +3,10 @@
 //! mlx_ext: MLNX_OFED's masked atomics, big-endian atomic replies and SR-IOV
 //! VF GUID tables for upstream kernels, as an ib_core client.
 //!
-//! [`ib`] is the only module with `unsafe`; the pure logic shared with the
-//! host crate `mlx-ext-core` is mounted from `core/src/` unchanged.
+//! [`ib`] is the only module with `unsafe` code; above it, one `unsafe impl`
+//! of its [`ib::export::AtomicApi`] trait, whose contract is stated there.
+//! The pure logic shared with the host crate `mlx-ext-core` is mounted from
+//! `core/src/` unchanged.
 
 use kernel::prelude::*;
 
@@ -16,6 +18,8 @@ pub mod atomics;
 #[path = "../core/src/caps/mod.rs"]
 pub mod caps;
 pub mod dev_state;
+#[path = "../core/src/errno.rs"]
+pub mod errno;
 #[path = "../core/src/guid/mod.rs"]
 pub mod guid;
 pub mod ib;
@@ -49,6 +53,7 @@ struct MlxExt {
 
 impl kernel::Module for MlxExt {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        let sync = ib::export::SyncWaiters::new()?;
         let sa = ib::sa::SaClient::register()?;
         let selftest = selftest::Selftest::create()
             .inspect_err(|e| pr_warn!("no debugfs test interface ({:?})\n", e))
@@ -57,7 +62,7 @@ impl kernel::Module for MlxExt {
             _selftest: selftest,
             _reports: ib::Registration::new()?,
             _sa: sa,
-            _sync: ib::export::SyncWaiters::default(),
+            _sync: sync,
         })
     }
 }

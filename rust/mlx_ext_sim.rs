@@ -14,10 +14,16 @@ use kernel::prelude::*;
 pub mod atomics;
 #[path = "../core/src/caps/mod.rs"]
 pub mod caps;
+#[path = "../core/src/errno.rs"]
+pub mod errno;
 pub mod ib;
 #[path = "../core/src/sim/mod.rs"]
 pub mod sim;
 pub mod simulator;
+
+// The pure code's errnos (the capability rules' refusals, the control
+// file's), tied to this kernel's values.
+crate::tie_errnos!(crate::errno);
 
 mlx_ext_module! {
     type: MlxExtSim,

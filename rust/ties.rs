@@ -16,7 +16,7 @@ use crate::{
         self,
         export::UlpRequest,
         qp::{AtomicOpcode, AtomicWr},
-        values::{driver_id, errno, wc_status},
+        values::{driver_id, wc_status},
     },
 };
 
@@ -93,21 +93,9 @@ const _: () = {
     assert!(WcStatus::GeneralErr as u32 == wc_status::GENERAL_ERR);
 };
 
-// The errnos the API's rules return to ULPs.
-const _: () = {
-    assert!(api::errno::EIO == errno::EIO);
-    assert!(api::errno::ENOMEM == errno::ENOMEM);
-    assert!(api::errno::EACCES == errno::EACCES);
-    assert!(api::errno::EFAULT == errno::EFAULT);
-    assert!(api::errno::EINVAL == errno::EINVAL);
-    assert!(api::errno::EAGAIN == errno::EAGAIN);
-    assert!(api::errno::EOPNOTSUPP == errno::EOPNOTSUPP);
-    assert!(api::errno::ETIMEDOUT == errno::ETIMEDOUT);
-    assert!(api::errno::EREMOTEIO == errno::EREMOTEIO);
-    assert!(api::errno::ECANCELED == errno::ECANCELED);
-    assert!(api::errno::ESHUTDOWN == errno::ESHUTDOWN);
-    assert!(api::errno::ECONNABORTED == errno::ECONNABORTED);
-};
+// The pure code's errnos: those the API's rules return to ULPs, the
+// capability rules' refusals, the VF GUID engine's and the simulator's.
+crate::tie_errnos!(crate::errno);
 
 // The capability rules name drivers by `enum rdma_driver_id` value, and
 // decode `enum ib_atomic_cap` by value (`AtomicCap::from_ib`, which the

@@ -76,35 +76,8 @@ pub const QP_CREATE_ATOMIC_BE_REPLY: u32 = 1 << 27;
 /// (`IB_QP_CREATE_RESERVED_START` to `IB_QP_CREATE_RESERVED_END`).
 pub const DRIVER_RESERVED_FLAGS: u32 = 0xfc00_0000;
 
-/// Linux errno values (positive) the API returns, named as in C.
-pub mod errno {
-    /// Input/output error: a completion status with no better errno.
-    pub const EIO: i32 = 5;
-    /// Out of memory.
-    pub const ENOMEM: i32 = 12;
-    /// Permission denied: the remote key does not grant atomic access.
-    pub const EACCES: i32 = 13;
-    /// Bad address: a local protection error on the reply buffer.
-    pub const EFAULT: i32 = 14;
-    /// Invalid argument.
-    pub const EINVAL: i32 = 22;
-    /// Try again: the emulation's bound on attempts was reached.
-    pub const EAGAIN: i32 = 11;
-    /// Operation not supported.
-    pub const EOPNOTSUPP: i32 = 95;
-    /// Connection timed out: the transport gave up (retries exceeded).
-    pub const ETIMEDOUT: i32 = 110;
-    /// Remote I/O error: the responder refused the request as invalid.
-    pub const EREMOTEIO: i32 = 121;
-    /// Operation canceled: flushed (QP in error, being destroyed).
-    pub const ECANCELED: i32 = 125;
-    /// Cannot send after transport endpoint shutdown: the QP is being
-    /// destroyed.
-    pub const ESHUTDOWN: i32 = 108;
-    /// Software caused connection abort: an emulated operation not begun,
-    /// its QP failed before its compare-and-swap was posted.
-    pub const ECONNABORTED: i32 = 103;
-}
+/// The errnos the API's rules return: the one copy in [`crate::errno`].
+pub use crate::errno;
 
 /// What mlx_ext remembers of a QP's extended create flags.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -114,16 +87,66 @@ pub struct QpFlags {
     pub be_reply: bool,
 }
 
+/// Why a call that makes or takes a QP refuses it (each `EINVAL`): what
+/// the log says, after the device's name and the call's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QpRefusal {
+    /// Not an RC QP.
+    NotRc,
+    /// `max_send_wr` plus the operations kept in flight overflows.
+    SendCapOverflow,
+    /// The send CQ is not in the `ib_cqe` model.
+    SendCqModel,
+    /// A group's member belongs to another device.
+    OtherDevice,
+    /// A group's QPs do not share one send CQ.
+    GroupSendCq,
+    /// `mlx_ext_create_qp` with an SRQ.
+    Srq,
+    /// `mlx_ext_create_qp` with CQs not from `ib_alloc_cq()`, or polled
+    /// directly.
+    CqsUnusable,
+    /// `MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY` on a device that replies in host
+    /// order.
+    BeReplyNotBe,
+}
+
+impl QpRefusal {
+    /// The errno, positive: the call returns its negation.
+    pub const fn errno(self) -> i32 {
+        errno::EINVAL
+    }
+
+    /// What was wrong, in words.
+    pub const fn text(self) -> &'static str {
+        match self {
+            Self::NotRc => "only RC QPs carry atomics",
+            Self::SendCapOverflow => "max_send_wr + max_ops does not fit in 32 bits",
+            Self::SendCqModel => {
+                "the send CQ must come from ib_alloc_cq() or the CQ pool (not ib_create_cq() with a comp_handler)"
+            }
+            Self::OtherDevice => "the member is a QP of another device",
+            Self::GroupSendCq => "the group's QPs must share one send CQ",
+            Self::Srq => "QPs with an SRQ are not supported",
+            Self::CqsUnusable => {
+                "the send and receive CQs must come from ib_alloc_cq() and not be IB_POLL_DIRECT"
+            }
+            Self::BeReplyNotBe => {
+                "MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY on a device that does not reply big-endian"
+            }
+        }
+    }
+}
+
 /// Checks the create flags a ULP gives for a QP on a device with record
 /// `record`. Returns the flags to pass to the driver (mlx_ext's own taken
-/// out: no driver ever sees them) and what to remember, or the errno:
-/// `EINVAL` for [`QP_CREATE_ATOMIC_BE_REPLY`] on a device that is not
-/// `hca_reply_be` (`Documentation/atomics.rst`, "Byte order of the
-/// response").
-pub fn create_flags(record: &Record, flags: u32) -> Result<(u32, QpFlags), i32> {
+/// out: no driver ever sees them) and what to remember, or why not:
+/// [`QP_CREATE_ATOMIC_BE_REPLY`] on a device that is not `hca_reply_be`
+/// (`Documentation/atomics.rst`, "Byte order of the response").
+pub fn create_flags(record: &Record, flags: u32) -> Result<(u32, QpFlags), QpRefusal> {
     let be_reply = flags & QP_CREATE_ATOMIC_BE_REPLY != 0;
     if be_reply && record.atomic_cap != AtomicCap::HcaReplyBe {
-        return Err(errno::EINVAL);
+        return Err(QpRefusal::BeReplyNotBe);
     }
     Ok((flags & !QP_CREATE_ATOMIC_BE_REPLY, QpFlags { be_reply }))
 }
@@ -176,9 +199,15 @@ pub fn attach_flags(record: &Record, flags: u32) -> Result<QpFlags, AttachRefusa
 /// The send queue capabilities `mlx_ext_init_qp_attr` asks for: the ULP's
 /// `max_send_wr` plus one work request per operation kept in flight (each
 /// has at most one posted at a time), and at least one scatter/gather
-/// entry (the reply buffer). `EINVAL` if the sum does not fit.
-pub fn init_send_cap(max_send_wr: u32, max_send_sge: u32, max_ops: u32) -> Result<(u32, u32), i32> {
-    let wr = max_send_wr.checked_add(max_ops).ok_or(errno::EINVAL)?;
+/// entry (the reply buffer), unless the sum does not fit.
+pub fn init_send_cap(
+    max_send_wr: u32,
+    max_send_sge: u32,
+    max_ops: u32,
+) -> Result<(u32, u32), QpRefusal> {
+    let wr = max_send_wr
+        .checked_add(max_ops)
+        .ok_or(QpRefusal::SendCapOverflow)?;
     Ok((wr, max_send_sge.max(1)))
 }
 

@@ -12,5 +12,6 @@
 pub mod api;
 pub mod atomics;
 pub mod caps;
+pub mod errno;
 pub mod guid;
 pub mod sim;

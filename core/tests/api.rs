@@ -36,7 +36,10 @@ fn init_send_cap_adds_room() {
     assert_eq!(init_send_cap(16, 0, 8), Ok((24, 1)));
     assert_eq!(init_send_cap(16, 3, 0), Ok((16, 3)));
     assert_eq!(init_send_cap(u32::MAX - 2, 1, 2), Ok((u32::MAX, 1)));
-    assert_eq!(init_send_cap(u32::MAX - 2, 1, 3), Err(errno::EINVAL));
+    assert_eq!(
+        init_send_cap(u32::MAX - 2, 1, 3),
+        Err(QpRefusal::SendCapOverflow)
+    );
 }
 
 fn record(driver_id: u32, part: u32, atomic: u32, masked: u32) -> Record {
@@ -80,8 +83,8 @@ fn flag_rules() {
     let f = QP_CREATE_ATOMIC_BE_REPLY;
     // On a device that is not hca_reply_be: EINVAL.
     for r in [rxe(), cx3(), cx4_mlx5()] {
-        assert_eq!(create_flags(&r, f), Err(errno::EINVAL));
-        assert_eq!(create_flags(&r, f | 1), Err(errno::EINVAL));
+        assert_eq!(create_flags(&r, f), Err(QpRefusal::BeReplyNotBe));
+        assert_eq!(create_flags(&r, f | 1), Err(QpRefusal::BeReplyNotBe));
         assert_eq!(create_flags(&r, 0), Ok((0, QpFlags { be_reply: false })));
     }
     // On Connect-IB: accepted, and taken out of what the driver sees;
@@ -660,4 +663,45 @@ fn four_byte_masks_ignore_their_upper_bits() {
             }
         }
     }
+}
+
+/// Every refusal of a QP is EINVAL and says what was wrong in its own
+/// words: one line, no newline (the log adds it), distinct from the others.
+#[test]
+fn qp_refusals_say_what_was_wrong() {
+    let all = [
+        QpRefusal::NotRc,
+        QpRefusal::SendCapOverflow,
+        QpRefusal::SendCqModel,
+        QpRefusal::OtherDevice,
+        QpRefusal::GroupSendCq,
+        QpRefusal::Srq,
+        QpRefusal::CqsUnusable,
+        QpRefusal::BeReplyNotBe,
+    ];
+    for (i, r) in all.iter().enumerate() {
+        assert_eq!(r.errno(), errno::EINVAL, "{r:?}");
+        let t = r.text();
+        assert!(
+            !t.is_empty() && !t.contains('\n') && !t.ends_with('.'),
+            "{r:?}: {t:?}"
+        );
+        for other in &all[i + 1..] {
+            assert_ne!(t, other.text(), "{r:?} and {other:?}");
+        }
+    }
+    assert!(QpRefusal::NotRc.text().contains("RC"));
+    assert!(QpRefusal::Srq.text().contains("SRQ"));
+    assert!(QpRefusal::BeReplyNotBe
+        .text()
+        .starts_with("MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY"));
+    // The rules return them.
+    assert_eq!(
+        init_send_cap(u32::MAX, 1, 1),
+        Err(QpRefusal::SendCapOverflow)
+    );
+    assert_eq!(
+        create_flags(&rxe(), QP_CREATE_ATOMIC_BE_REPLY),
+        Err(QpRefusal::BeReplyNotBe)
+    );
 }

@@ -514,10 +514,10 @@ fn only_unknown_drivers_are_learnt_about() {
     assert!(!none.learns(WrClass::CmpSwap, 0, true));
 }
 
-/// A refusal on a QP not known to send is not learnt, whatever else
-/// holds: a masked fetch-and-add posted in INIT on a fresh adapter
+/// A refusal on a QP not found in RTS just before is not learnt, whatever
+/// else holds: a masked fetch-and-add posted in INIT on a fresh adapter
 /// whose driver has no row is the ULP's error, not a missing opcode.
-/// Known to send, the same refusal of the same first request is.
+/// Found in RTS, the same refusal of the same first request is.
 #[test]
 fn refusals_before_rts_are_not_learnt() {
     let cx3 = Record::derive(&facts(0, 4099, 1, 1));

@@ -378,11 +378,17 @@ int mlx_ext_rs_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 			   gfp_t gfp);
 
 /**
- * mlx_ext_sync_pool_free - free the waiters mlx_ext_atomic() keeps for
- * reuse (rust/helpers/export.c), at the module's exit, once no operation
- * is left
+ * mlx_ext_sync_pool_create - make the slab cache and the mempool of the
+ * waiters of mlx_ext_atomic() (rust/helpers/export.c), when the module
+ * loads; 0 or -ENOMEM
  */
-void mlx_ext_sync_pool_free(void);
+int mlx_ext_sync_pool_create(void);
+
+/**
+ * mlx_ext_sync_pool_destroy - destroy them, at the module's exit, once no
+ * operation is left
+ */
+void mlx_ext_sync_pool_destroy(void);
 
 /**
  * mlx_ext_rs_query_caps - mlx_ext_query_caps() once rust/helpers/export.c
@@ -419,6 +425,13 @@ void mlx_ext_rs_detach_qp(struct mlx_ext_qp *qp);
  * checked its context (Rust, rust/ib/export.rs)
  */
 void mlx_ext_rs_destroy_qp(struct mlx_ext_qp *qp);
+
+/**
+ * mlx_ext_rs_qp_owned - whether mlx_ext made @qp (mlx_ext_create_qp()), so
+ * that mlx_ext_destroy_qp() destroys and drains it rather than detach it
+ * (rust/ib/export.rs)
+ */
+bool mlx_ext_rs_qp_owned(struct mlx_ext_qp *qp);
 
 /** mlx_ext_rcu_read_lock - rcu_read_lock() */
 void mlx_ext_rcu_read_lock(void);
@@ -468,9 +481,9 @@ void mlx_ext_ib_cq_quiesce(struct ib_cq *cq);
 
 /**
  * mlx_ext_ib_alloc_chunk - kmalloc(@size, @gfp), for a request pool's chunk:
- * with the flags a ULP passed to mlx_ext_post_atomic() (but zone and page
- * modifiers), which the kernel crate's allocation flags cannot carry (they
- * have no constructor from a gfp_t). kmalloc aligns it to @align, a power
+ * with the flags a ULP passed to mlx_ext_post_atomic() but its zone and
+ * page modifiers (__GFP_DMA included), which the kernel crate's allocation
+ * flags cannot carry (they have no constructor from a gfp_t). kmalloc aligns it to @align, a power
  * of two dividing @size; this is checked (a warning and NULL if not). NULL
  * if it fails
  */
@@ -572,6 +585,14 @@ void mlx_ext_simpci_put(struct device *dev);
  * RTNL. Delete it with mlx_ext_simnet_del() before @ca is unregistered.
  */
 void *mlx_ext_simnet_add(struct ib_device *ca, u32 port);
+
+/**
+ * mlx_ext_simnet_rtnl_held - whether the calling task holds RTNL, as the
+ * callers of a driver's set_vf_guid and get_vf_guid guarantee (lockdep's
+ * answer; without lockdep, whether any task does); warns once if not
+ * (rust/helpers/simnet.c)
+ */
+bool mlx_ext_simnet_rtnl_held(void);
 
 /** mlx_ext_simnet_del - unregister and free what mlx_ext_simnet_add() made */
 void mlx_ext_simnet_del(void *netdev);

@@ -261,7 +261,8 @@ struct mlx_ext_qp *mlx_ext_attach_qp_group(struct ib_qp *qp, u32 flags,
  *
  * Context: process context; sleeps. Never from the send CQ's completion
  * context (a @done callback, or another handler run by the same CQ's work
- * item), whose completions it would wait for: a warning says so.
+ * item), whose completions it would wait for: an error line says so at
+ * every such call (rate-limited), with a backtrace the first time.
  */
 void mlx_ext_detach_qp(struct mlx_ext_qp *mqp);
 
@@ -306,9 +307,11 @@ struct ib_qp *mlx_ext_qp_ib(struct mlx_ext_qp *qp);
  * them. Afterwards no callback runs for @qp.
  *
  * Context: process context; sleeps. Never from the completion context of
- * the QP's send or receive CQ (a @done callback, or another handler run by
- * the same CQ's work item), whose completions its drain would wait for: a
- * warning says so, as mlx_ext_detach_qp()'s does.
+ * the QP's send CQ, nor, for a QP mlx_ext created, its receive CQ (a @done
+ * callback, or another handler run by the same CQ's work item), whose
+ * completions its drain would wait for: it says so as mlx_ext_detach_qp()
+ * does. An attached QP is only detached, which waits for nothing of its
+ * receive CQ.
  *
  * As for ib_drain_qp(): no other thread may post on @qp (through mlx_ext or
  * not) once this is called; posting from the QP's own completion callbacks
@@ -431,9 +434,13 @@ struct mlx_ext_atomic {
  *       (GFP_ATOMIC or GFP_NOWAIT where the caller cannot sleep), taken as
  *       it is, modifiers included (__GFP_NOWARN, __GFP_NORETRY,
  *       __GFP_ACCOUNT); no allocation otherwise.
- *       One that allows blocking also lets mlx_ext ask the driver the QP's
- *       state (ib_query_qp(), which may sleep) when the driver refuses a
- *       request on a QP not yet known to send
+ *       One that allows blocking (gfpflags_allow_blocking()) also lets
+ *       mlx_ext call ib_query_qp() once when the driver refuses the
+ *       request (-EINVAL or -EOPNOTSUPP), to tell a QP not in RTS from a
+ *       driver that lacks the opcode: a firmware command on mlx4 and mlx5,
+ *       made only for a refused post. Only a refusal that follows a query
+ *       answered RTS teaches mlx_ext about the device; with any other @gfp
+ *       a refused masked request or fetch-and-add is emulated that once
  *
  * Context: any context ib_post_send() may be called from, @op->done of
  * this QP's operations included (with a @gfp that suits it).

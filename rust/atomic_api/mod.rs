@@ -9,7 +9,7 @@
 //! [`crate::ib::qp`]'s QPs and [`crate::ib::request`]'s requests.
 
 use crate::{
-    api::{self, errno, Plan},
+    api::{self, errno, Plan, QpRefusal},
     caps::{AtomicCap, MaskedMode, WrClass},
     dev_state::DevState,
     ib::{
@@ -38,6 +38,13 @@ pub struct Api;
 
 fn errno_err(errno: i32) -> Error {
     Error::from_errno(-errno)
+}
+
+/// Logs why `what` (the C function's name) refuses a QP on `dev`, and
+/// returns the error.
+fn refuse(dev: &DevState, what: &str, why: QpRefusal) -> Error {
+    pr_info!("{}: {}: {}\n", dev.name(), what, why.text());
+    errno_err(why.errno())
 }
 
 // SAFETY: `device` only clones an `Arc`: it does not sleep.
@@ -85,22 +92,21 @@ unsafe impl AtomicApi for Api {
     }
 
     fn init_qp_attr(dev: &DevState, init: &mut QpInit, max_ops: u32) -> Result {
+        const WHAT: &str = "mlx_ext_init_qp_attr";
         if !init.is_rc() {
-            pr_info!(
-                "{}: mlx_ext_init_qp_attr: only RC QPs carry atomics\n",
-                dev.name()
-            );
-            return Err(EINVAL);
+            return Err(refuse(dev, WHAT, QpRefusal::NotRc));
         }
         let (wr, sge) = init.send_cap();
-        let cap = api::init_send_cap(wr, sge, max_ops).map_err(|e| {
+        let cap = api::init_send_cap(wr, sge, max_ops).map_err(|r| {
             pr_info!(
-                "{}: mlx_ext_init_qp_attr: max_send_wr {} + max_ops {} does not fit\n",
+                "{}: {}: {} ({} + {})\n",
                 dev.name(),
+                WHAT,
+                r.text(),
                 wr,
                 max_ops
             );
-            errno_err(e)
+            errno_err(r.errno())
         })?;
         init.set_send_cap(cap);
         Ok(())
@@ -117,16 +123,10 @@ unsafe impl AtomicApi for Api {
             None => "mlx_ext_attach_qp",
         };
         if !qp.is_rc() {
-            pr_info!("{}: {}: only RC QPs carry atomics\n", dev.name(), what);
-            return Err(EINVAL);
+            return Err(refuse(&dev, what, QpRefusal::NotRc));
         }
         if !qp.send_cq_in_cqe_model() {
-            pr_info!(
-                "{}: {}: the send CQ must come from ib_alloc_cq() or the CQ pool (not ib_create_cq() with a comp_handler)\n",
-                dev.name(),
-                what
-            );
-            return Err(EINVAL);
+            return Err(refuse(&dev, what, QpRefusal::SendCqModel));
         }
         let flags = api::attach_flags(&dev.record(), flags).map_err(|r| {
             pr_info!("{}: {}: {}\n", dev.name(), what, r.text());
@@ -146,16 +146,11 @@ unsafe impl AtomicApi for Api {
                 // contexts its `done` runs in, their serialisation, and
                 // what waiting for it may deadlock on stay those of its
                 // own QP's CQ.
-                let why = if !Arc::ptr_eq(&m.dev, &dev) {
-                    Some("the member is a QP of another device")
-                } else if !qp.shares_send_cq(&m.qp) {
-                    Some("the group's QPs must share one send CQ")
-                } else {
-                    None
-                };
-                if let Some(why) = why {
-                    pr_info!("{}: {}: {}\n", dev.name(), what, why);
-                    return Err(EINVAL);
+                if !Arc::ptr_eq(&m.dev, &dev) {
+                    return Err(refuse(&dev, what, QpRefusal::OtherDevice));
+                }
+                if !qp.shares_send_cq(&m.qp) {
+                    return Err(refuse(&dev, what, QpRefusal::GroupSendCq));
                 }
                 Some(m)
             }
@@ -173,35 +168,22 @@ unsafe impl AtomicApi for Api {
     }
 
     fn create_qp(dev: Arc<DevState>, pd: &Pd, init: &mut QpInit) -> Result<Arc<ExtQp>> {
-        if !init.is_rc() {
-            pr_info!(
-                "{}: mlx_ext_create_qp: only RC QPs carry atomics\n",
-                dev.name()
-            );
-            return Err(EINVAL);
-        }
-        if init.has_srq() {
-            pr_info!(
-                "{}: mlx_ext_create_qp: QPs with an SRQ are not supported\n",
-                dev.name()
-            );
-            return Err(EINVAL);
-        }
-        if !init.send_cq_usable() || !init.recv_cq_usable() {
-            pr_info!(
-                "{}: mlx_ext_create_qp: the send and receive CQs must come from ib_alloc_cq() and not be IB_POLL_DIRECT\n",
-                dev.name()
-            );
-            return Err(EINVAL);
+        const WHAT: &str = "mlx_ext_create_qp";
+        let why = if !init.is_rc() {
+            Some(QpRefusal::NotRc)
+        } else if init.has_srq() {
+            Some(QpRefusal::Srq)
+        } else if !init.send_cq_usable() || !init.recv_cq_usable() {
+            Some(QpRefusal::CqsUnusable)
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(refuse(&dev, WHAT, why));
         }
         let asked = init.create_flags();
-        let (driver_flags, flags) = api::create_flags(&dev.record(), asked).map_err(|e| {
-            pr_info!(
-                "{}: mlx_ext_create_qp: MLX_EXT_QP_CREATE_ATOMIC_BE_REPLY on a device that does not reply big-endian\n",
-                dev.name()
-            );
-            errno_err(e)
-        })?;
+        let (driver_flags, flags) =
+            api::create_flags(&dev.record(), asked).map_err(|r| refuse(&dev, WHAT, r))?;
         init.set_create_flags(driver_flags);
         // Room for the markers `mlx_ext_destroy_qp`'s drain posts, which the
         // ULP does not count: without it a full queue would make the drain
@@ -307,21 +289,25 @@ unsafe impl AtomicApi for Api {
         };
         let request = qp.pool.take(state, gfp)?;
         // On failure the request is dropped: the ULP's `done` is not called.
-        let start = |request: Request<OpState>| match direct {
-            Some(op) => qp.send(request, op, true),
-            None => qp.start_emulated(request),
+        // `qp_sends`: as `ExtQp::post_locked` takes it.
+        let start = |request: Request<OpState>, qp_sends: bool| match direct {
+            Some(op) => qp.send(request, op, true, qp_sends),
+            None => qp.start_emulated(request, qp_sends),
         };
-        // Read before the post, as `post_locked` reads it.
-        let sent_before = qp.sends.load(Ordering::Acquire);
-        let (mut e, mut request) = match start(request) {
+        let (mut e, mut request) = match start(request, false) {
             Ok(()) => return Ok(()),
             Err(failed) => failed,
         };
-        // Refused on a QP not known to send: maybe in RTR, or INIT (a post
-        // racing rdma_cm's ESTABLISHED event, or a ULP's bug), which is no
-        // reason to think the driver lacks the opcode.
+        // Refused: maybe by a QP not in RTS (in RESET, INIT or RTR: a post
+        // racing rdma_cm's ESTABLISHED event, a QP taken back through RESET
+        // to be reused, or a ULP's bug), which is no reason to think the
+        // driver lacks the opcode. Only a query tells, and only a refusal
+        // that follows a query answered "RTS" is learnt: one query per
+        // refused post, by a caller whose gfp allows blocking (the
+        // contract in mlx_ext.h and ulp-api.rst).
+        let mut qp_sends = false;
         let code = e.to_errno();
-        if (code == -errno::EINVAL || code == -errno::EOPNOTSUPP) && !sent_before {
+        if code == -errno::EINVAL || code == -errno::EOPNOTSUPP {
             let rts = if gfp.can_sleep() {
                 qp.query_rts()?
             } else {
@@ -330,22 +316,19 @@ unsafe impl AtomicApi for Api {
             match rts {
                 // Not in RTS: the ULP's error.
                 Some(false) => return Err(e),
-                // In RTS: the request is posted again, on a QP now known
-                // to send; a second refusal is the opcode's, and is
-                // learnt.
+                // In RTS: the request is posted again; a second refusal is
+                // the opcode's, and is learnt.
                 Some(true) => {
-                    qp.sends.store(true, Ordering::Release);
-                    (e, request) = match start(request) {
+                    qp_sends = true;
+                    (e, request) = match start(request, true) {
                         Ok(()) => return Ok(()),
                         Err(failed) => failed,
                     };
                 }
-                // It cannot be asked (an atomic caller, a driver without
-                // query_qp). A masked request or a fetch-and-add is
-                // carried out by the emulation this once, without learning
-                // anything: where the QP sends, its compare-and-swap is
-                // accepted and the QP known to send from then on, so that
-                // a later refusal is learnt; where it does not, that
+                // It cannot be asked (a caller that may not block, a
+                // driver without query_qp): nothing is learnt. A masked
+                // request or a fetch-and-add is carried out by the
+                // emulation this once; where the QP does not send, its
                 // compare-and-swap fails as the request did. A
                 // compare-and-swap fails as the driver failed it.
                 None => {
@@ -357,7 +340,7 @@ unsafe impl AtomicApi for Api {
                     once.note(class, -code);
                     let record = qp.dev.record().with_refusals(once);
                     return match api::plan(&record, qp.flags, &request.data().req) {
-                        Ok(Plan::Emulate(m)) => qp.emulate_instead(request, m),
+                        Ok(Plan::Emulate(m)) => qp.emulate_instead(request, m, false),
                         _ => Err(e),
                     };
                 }
@@ -373,7 +356,7 @@ unsafe impl AtomicApi for Api {
             return Err(e);
         }
         match api::plan(&qp.dev.record(), qp.flags, &request.data().req) {
-            Ok(Plan::Emulate(m)) => qp.emulate_instead(request, m),
+            Ok(Plan::Emulate(m)) => qp.emulate_instead(request, m, qp_sends),
             Ok(Plan::Direct(_)) => Err(e),
             Err(r) => Err(errno_err(r.errno())),
         }

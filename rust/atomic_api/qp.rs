@@ -51,12 +51,6 @@ pub struct ExtQp {
     /// Whether `words` is shared: the QP joined a group
     /// (`mlx_ext_attach_qp_group`), or another joined its own.
     pub(super) grouped: AtomicBool,
-    /// Whether the QP is known to be in a state that sends: the driver
-    /// accepted a request on it, or it was found in RTS (when attached, or
-    /// by a caller that may sleep). Only a refusal of a request posted
-    /// after that is learnt about the driver (`Record::learns`): before,
-    /// it may be the QP's state's.
-    pub(super) sends: AtomicBool,
     #[pin]
     pub(super) inner: IrqSpinLock<Inner>,
     /// `Inner::dying`, readable without the lock: a post checks it first,
@@ -79,7 +73,6 @@ impl ExtQp {
         group: Option<Arc<Words>>,
     ) -> Result<Arc<Self>> {
         let pool = qp.request_pool()?;
-        let sends = qp.is_in_rts() == Some(true);
         let grouped = group.is_some();
         let words = match group {
             Some(w) => w,
@@ -93,7 +86,6 @@ impl ExtQp {
                 flags,
                 words,
                 grouped: AtomicBool::new(grouped),
-                sends: AtomicBool::new(sends),
                 inner <- new_irq_spinlock!(
                     Inner {
                         dying: false,
@@ -162,11 +154,16 @@ impl ExtQp {
 
     /// Starts `req`, refused as a direct work request, as the emulation
     /// `m` instead.
-    pub(super) fn emulate_instead(&self, mut req: Request<OpState>, m: MaskedOp) -> Result {
+    pub(super) fn emulate_instead(
+        &self,
+        mut req: Request<OpState>,
+        m: MaskedOp,
+        qp_sends: bool,
+    ) -> Result {
         let st = req.data_mut();
         st.direct = None;
         st.masked = Some(m);
-        self.start_emulated(req).map_err(|(e, _)| e)
+        self.start_emulated(req, qp_sends).map_err(|(e, _)| e)
     }
 
     /// One pending operation (or query) is over: a detach or destroy
@@ -185,12 +182,16 @@ impl ExtQp {
     /// Posts `op` for `req` with the lock held, unless the QP is being
     /// destroyed. Holding the lock across the post orders it against
     /// `destroy`: a request posted here is on the send queue before the
-    /// drain's marker.
+    /// drain's marker. `qp_sends`: the QP was just found in RTS
+    /// ([`Self::query_rts`], in the same call), so that a refusal is the
+    /// driver's and is learnt (`Record::learns`); no older evidence is,
+    /// since a ULP may take its QP back through RESET at any time.
     pub(super) fn post_locked(
         &self,
         inner: &Inner,
         req: Request<OpState>,
         op: AtomicOp,
+        qp_sends: bool,
     ) -> core::result::Result<(), (Error, Request<OpState>)> {
         if inner.dying {
             return Err((Error::from_errno(-errno::ESHUTDOWN), req));
@@ -199,19 +200,11 @@ impl ExtQp {
         let fence = req.data().fence;
         // Every `AtomicOp` is one of the four atomic opcodes.
         let class = WrClass::of(op.to_wr().0).unwrap_or(WrClass::Masked);
-        // Read before the post: a refusal is learnt only if the QP was
-        // known to send when the request was posted.
-        let sends = self.sends.load(Ordering::Acquire);
         self.qp
             .post_atomic(req, crate::ties::atomic_wr(op), addr, rkey, fence)
-            .inspect(|()| {
-                if !sends {
-                    self.sends.store(true, Ordering::Release);
-                }
-                self.dev.driver_accepted(class)
-            })
+            .inspect(|()| self.dev.driver_accepted(class))
             .map_err(|(e, req)| {
-                self.dev.driver_refused(class, -e.to_errno(), sends);
+                self.dev.driver_refused(class, -e.to_errno(), qp_sends);
                 // What the driver was just found to lack is unavailable,
                 // whatever errno it said so with.
                 if self.dev.record().posts_class(class) {
@@ -229,9 +222,10 @@ impl ExtQp {
         req: Request<OpState>,
         op: AtomicOp,
         new_op: bool,
+        qp_sends: bool,
     ) -> core::result::Result<(), (Error, Request<OpState>)> {
         let mut inner = self.inner.lock();
-        self.post_locked(&inner, req, op)?;
+        self.post_locked(&inner, req, op, qp_sends)?;
         if new_op {
             inner.in_flight += 1;
         }
@@ -240,10 +234,11 @@ impl ExtQp {
 
     /// Starts an emulated operation: it joins the batch of its word if one
     /// is in flight (on this QP, or on another of its group), else it
-    /// leads one.
+    /// leads one (`qp_sends` as [`Self::post_locked`] takes it).
     pub(super) fn start_emulated(
         &self,
         mut req: Request<OpState>,
+        qp_sends: bool,
     ) -> core::result::Result<(), (Error, Request<OpState>)> {
         let key = req.data().key();
         let mut words = self.words.inner.lock();
@@ -264,7 +259,7 @@ impl ExtQp {
             st.active = active;
         }
         let cas = batch_cas(&mut req);
-        match self.post_locked(&inner, req, cas) {
+        match self.post_locked(&inner, req, cas, qp_sends) {
             Ok(()) => {
                 inner.in_flight += 1;
                 Ok(())
@@ -447,7 +442,7 @@ impl Words {
                 st.followers = followers;
             }
             let cas = batch_cas(&mut leader);
-            let Err((e, mut leader)) = qp.send(leader, cas, false) else {
+            let Err((e, mut leader)) = qp.send(leader, cas, false, false) else {
                 break;
             };
             // Not posted: the leader's QP's operations of the batch end
@@ -617,7 +612,7 @@ pub(super) fn emulated_done(mut req: Request<OpState>, c: Completion, reply: Ato
     }
     req.data_mut().guess = returned;
     let cas = batch_cas(&mut req);
-    if let Err((e, req)) = qp.send(req, cas, false) {
+    if let Err((e, req)) = qp.send(req, cas, false, false) {
         fail_batch(req, e.to_errno(), WC_SUCCESS, order);
     }
 }

@@ -11,6 +11,7 @@
 #include <linux/completion.h>
 #include <linux/export.h>
 #include <linux/gfp.h>
+#include <linux/mempool.h>
 #include <linux/module.h>
 #include <linux/notifier.h>
 #include <linux/preempt.h>
@@ -117,60 +118,67 @@ EXPORT_SYMBOL_GPL(mlx_ext_post_atomic_v1);
  * be called back once posted). Two references: the waiter's, and the
  * callback's.
  *
- * Like the requests of the asynchronous path, these come from a pool: a
- * waiter whose last reference goes returns to a free list, and one is
- * allocated only when none is free. The pool holds as many as callers ever
- * waited at once, on any QP, and is freed with the module
- * (mlx_ext_sync_pool_free()): by then every operation has ended, since a
- * QP's detach or destroy waits for its operations and a ULP cannot outlive
- * the module it calls.
+ * The waiters come from a slab cache of their own through a mempool that
+ * keeps MLX_EXT_SYNC_RESERVE of them: a call takes a kept one
+ * (mempool_alloc_preallocated(), which never allocates nor sleeps), and
+ * allocates from the cache only when none is left, which may fail
+ * (-ENOMEM); mempool_alloc() would call the allocator first on every call
+ * (mm/mempool.c). A waiter whose last reference goes is kept again while
+ * fewer than the reserve are, else freed (mempool_free()), so the pool
+ * never holds more than the reserve. A kept waiter is poisoned for KASAN
+ * (mm/mempool.c, add_element) and its kmemleak trace renewed when it is
+ * taken (mempool_alloc_preallocated()): a use after its release is caught
+ * as with kfree(). Both are made when the module loads
+ * (mlx_ext_sync_pool_create()) and destroyed when it exits
+ * (mlx_ext_sync_pool_destroy()): by then every operation has ended, since
+ * a QP's detach or destroy waits for its operations and a ULP cannot
+ * outlive the module it calls.
  */
 struct mlx_ext_sync_op {
 	struct mlx_ext_atomic op;
 	struct completion done;
 	refcount_t ref;
-	struct mlx_ext_sync_op *next_free;
 };
 
-/* The free waiters; the lock is taken from the callbacks' contexts. */
-static DEFINE_SPINLOCK(mlx_ext_sync_lock);
-static struct mlx_ext_sync_op *mlx_ext_sync_free;
+#define MLX_EXT_SYNC_RESERVE 16
 
-/* A free waiter, or a new one. Process context. */
+static struct kmem_cache *mlx_ext_sync_cache;
+static mempool_t *mlx_ext_sync_pool;
+
+int mlx_ext_sync_pool_create(void)
+{
+	mlx_ext_sync_cache = KMEM_CACHE(mlx_ext_sync_op, 0);
+	if (!mlx_ext_sync_cache)
+		return -ENOMEM;
+	mlx_ext_sync_pool = mempool_create_slab_pool(MLX_EXT_SYNC_RESERVE,
+						     mlx_ext_sync_cache);
+	if (!mlx_ext_sync_pool) {
+		kmem_cache_destroy(mlx_ext_sync_cache);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void mlx_ext_sync_pool_destroy(void)
+{
+	mempool_destroy(mlx_ext_sync_pool);
+	kmem_cache_destroy(mlx_ext_sync_cache);
+}
+
+/* A kept waiter, or a new one (NULL: none could be allocated). Process
+ * context.
+ */
 static struct mlx_ext_sync_op *mlx_ext_sync_get(void)
 {
-	struct mlx_ext_sync_op *s;
-	unsigned long flags;
-
-	spin_lock_irqsave(&mlx_ext_sync_lock, flags);
-	s = mlx_ext_sync_free;
-	if (s)
-		mlx_ext_sync_free = s->next_free;
-	spin_unlock_irqrestore(&mlx_ext_sync_lock, flags);
-	return s ?: kmalloc(sizeof(*s), GFP_KERNEL);
+	return mempool_alloc_preallocated(mlx_ext_sync_pool) ?:
+	       kmem_cache_alloc(mlx_ext_sync_cache, GFP_KERNEL);
 }
 
 /* Any context. */
 static void mlx_ext_sync_put(struct mlx_ext_sync_op *s)
 {
-	unsigned long flags;
-
-	if (!refcount_dec_and_test(&s->ref))
-		return;
-	spin_lock_irqsave(&mlx_ext_sync_lock, flags);
-	s->next_free = mlx_ext_sync_free;
-	mlx_ext_sync_free = s;
-	spin_unlock_irqrestore(&mlx_ext_sync_lock, flags);
-}
-
-void mlx_ext_sync_pool_free(void)
-{
-	struct mlx_ext_sync_op *s;
-
-	while ((s = mlx_ext_sync_free)) {
-		mlx_ext_sync_free = s->next_free;
-		kfree(s);
-	}
+	if (refcount_dec_and_test(&s->ref))
+		mempool_free(s, mlx_ext_sync_pool);
 }
 
 /* Any context: the send CQ's. */
@@ -203,6 +211,18 @@ static const char *mlx_ext_wait_deadlock(struct mlx_ext_qp *qp)
 	return NULL;
 }
 
+/*
+ * A call of @fn from @why will wait for ever. Besides the caller's
+ * backtrace, once (WARN_ONCE at the call, so that its WARNING line names
+ * the function), a line every time, rate-limited, so that a second misuse
+ * does not hang without a word.
+ */
+static void mlx_ext_wait_line(const char *fn, const char *why)
+{
+	pr_err_ratelimited("mlx_ext: %s() called from %s: it will wait for ever (%s, pid %d)\n",
+			   fn, why, current->comm, task_pid_nr(current));
+}
+
 void mlx_ext_detach_qp(struct mlx_ext_qp *mqp)
 {
 	const char *why;
@@ -212,8 +232,11 @@ void mlx_ext_detach_qp(struct mlx_ext_qp *mqp)
 	might_sleep();
 	/* It waits for completions that only this context could deliver. */
 	why = mlx_ext_wait_deadlock(mqp);
-	WARN_ONCE(why, "mlx_ext: %s() called from %s: it will wait for ever\n",
-		  __func__, why);
+	if (why) {
+		WARN_ONCE(1, "mlx_ext: %s() called from %s: it will wait for ever\n",
+			  __func__, why);
+		mlx_ext_wait_line(__func__, why);
+	}
 	mlx_ext_rs_detach_qp(mqp);
 }
 EXPORT_SYMBOL_GPL(mlx_ext_detach_qp);
@@ -227,20 +250,23 @@ void mlx_ext_destroy_qp(struct mlx_ext_qp *qp)
 		return;
 	might_sleep();
 	/*
-	 * As mlx_ext_detach_qp(), and more: ib_drain_qp() waits for the
-	 * completions of its markers, on the send CQ and (a QP mlx_ext
-	 * creates has no SRQ) on the receive CQ, which only this context
-	 * could deliver.
+	 * As mlx_ext_detach_qp(), and, for a QP mlx_ext made (an attached one
+	 * is only detached), more: ib_drain_qp() waits for the completions of
+	 * its markers, on the send CQ and (a QP mlx_ext creates has no SRQ)
+	 * on the receive CQ, which only this context could deliver.
 	 */
 	why = mlx_ext_wait_deadlock(qp);
 	rcq = mlx_ext_qp_ib(qp)->recv_cq;
-	if (!why && rcq &&
+	if (!why && rcq && mlx_ext_rs_qp_owned(qp) &&
 	    (rcq->poll_ctx == IB_POLL_WORKQUEUE ||
 	     rcq->poll_ctx == IB_POLL_UNBOUND_WORKQUEUE) &&
 	    current_work() == &rcq->work)
 		why = "its own receive CQ's completion work item";
-	WARN_ONCE(why, "mlx_ext: %s() called from %s: it will wait for ever\n",
-		  __func__, why);
+	if (why) {
+		WARN_ONCE(1, "mlx_ext: %s() called from %s: it will wait for ever\n",
+			  __func__, why);
+		mlx_ext_wait_line(__func__, why);
+	}
 	mlx_ext_rs_destroy_qp(qp);
 }
 EXPORT_SYMBOL_GPL(mlx_ext_destroy_qp);

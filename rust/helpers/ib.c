@@ -185,10 +185,18 @@ void mlx_ext_rcu_read_unlock(void)
 	rcu_read_unlock();
 }
 
+/*
+ * Another registration reference, for a caller that holds one (the count is
+ * not zero). refcount_inc() rather than ib_device_try_get()
+ * (include/rdma/ib_verbs.h, refcount_inc_not_zero()), so that a broken
+ * invariant cannot hand out a reference that was never taken: on a count of
+ * zero it warns ("addition on 0; use-after-free") and saturates the count
+ * (lib/refcount.c, refcount_warn_saturate()), after which ib_device_put()
+ * never reaches zero: the device leaks and is never freed under its holder.
+ */
 void mlx_ext_ib_device_get(struct ib_device *dev)
 {
-	/* The caller holds a reference: the count is not zero. */
-	WARN_ON_ONCE(!ib_device_try_get(dev));
+	refcount_inc(&dev->refcount);
 }
 
 void *mlx_ext_ib_get_client_data(struct ib_device *dev, struct ib_client *client)
@@ -248,10 +256,17 @@ void *mlx_ext_ib_alloc_chunk(size_t size, size_t align, gfp_t gfp)
 	void *chunk;
 
 	/*
-	 * How to allocate is the caller's; where and in what shape is not: a
-	 * zone or page modifier in a ULP's mask (__GFP_HIGHMEM, __GFP_DMA32,
-	 * __GFP_COMP...) is dropped, as kmalloc_fix_flags() would drop it
-	 * with a warning.
+	 * How to allocate is the caller's (may it block, warn, retry, be
+	 * charged); where and in what shape is not, so a ULP's zone and page
+	 * modifiers are dropped. __GFP_HIGHMEM and __GFP_DMA32 kmalloc would
+	 * drop itself, with a warning (kmalloc_fix_flags(), GFP_SLAB_BUG_MASK
+	 * in mm/internal.h). __GFP_DMA it would honour (kmalloc_type() in
+	 * include/linux/slab.h picks the DMA caches), taking the chunk from
+	 * ZONE_DMA for nothing: its replies are mapped with ib_dma_map_single().
+	 * __GFP_MOVABLE and __GFP_COMP mean nothing for a slab object.
+	 * __GFP_ACCOUNT is kept: the chunk, which the QP keeps until it is
+	 * destroyed, is charged to the memory cgroup of the task whose post
+	 * grew the pool (Documentation/ulp-api.rst, "Memory").
 	 */
 	gfp &= ~(__GFP_DMA | __GFP_DMA32 | __GFP_HIGHMEM | __GFP_MOVABLE |
 		 __GFP_COMP);

@@ -27,10 +27,16 @@ use kernel::{init::InPlaceInit, prelude::*, sync::Arc, types::Opaque};
 /// registration reference (`ib_device_try_get`/`ib_device_put`): what the
 /// objects that call ib_core about a device later keep. ib_core's
 /// unregistration waits for the count to reach zero after its clients'
-/// `remove` (`disable_device` in `drivers/infiniband/core/device.c`), so a
-/// reference kept past `remove` by mistake holds the unregistration up (a
-/// hang that says where it is), and never lets the device be freed under
-/// it.
+/// `remove` (`disable_device` in `drivers/infiniband/core/device.c`, an
+/// unbounded `wait_for_completion`), so a reference kept past `remove` by
+/// mistake holds the unregistration up, and never lets the device be freed
+/// under it. Such a hang names the unregistering task (the hung-task
+/// detector's report, after its timeout), not the holder.
+///
+/// `inc_ref` takes a reference only where one is held already (the
+/// `AlwaysRefCounted` implementation below says why the count is never zero
+/// there); should that ever be wrong, `refcount_inc()` warns and saturates
+/// the count, so the device leaks rather than being freed under an `ARef`.
 #[repr(transparent)]
 pub struct Device(Opaque<bindings::ib_device>);
 
@@ -47,7 +53,9 @@ unsafe impl Sync for Device {}
 // the device of a PD a ULP passes in ([`super::qp::Pd::device`], of a
 // device between the ULP's add and remove), or an `ARef`. The count is
 // never zero while one exists, so `inc_ref` can always take another, and
-// the device is not freed before the count drops to zero.
+// the device is not freed before the count drops to zero. Were it zero,
+// `mlx_ext_ib_device_get` (`refcount_inc()`) would warn and saturate the
+// count: no reference is handed out that was not taken.
 unsafe impl AlwaysRefCounted for Device {
     fn inc_ref(&self) {
         // SAFETY: The device is valid and its count is not zero (above).

@@ -14,6 +14,7 @@ use super::request::Gfp;
 use super::{bindings, compat, Client};
 use core::ptr::NonNull;
 use kernel::{
+    error::to_result,
     ffi::{c_int, c_void},
     prelude::*,
     sync::{Arc, ArcBorrow},
@@ -183,18 +184,28 @@ pub unsafe trait AtomicApi: 'static {
     fn post(qp: ArcBorrow<'_, Self::Qp>, op: UlpOp, gfp: Gfp) -> Result;
 }
 
-/// The waiters `mlx_ext_atomic()` keeps for reuse (`rust/helpers/export.c`),
-/// freed when this is dropped: at the module's exit, when no ULP is left
-/// to have an operation pending.
-/// The module owns it for its life (`Default`).
-#[derive(Default)]
+/// The waiters of `mlx_ext_atomic()` (`rust/helpers/export.c`): their slab
+/// cache and the mempool that keeps some for reuse, made by [`Self::new`]
+/// and destroyed when this is dropped: at the module's exit, when no ULP is
+/// left to have an operation pending. The module owns it for its life.
 pub struct SyncWaiters(());
+
+impl SyncWaiters {
+    /// Makes the cache and the pool.
+    pub fn new() -> Result<Self> {
+        // SAFETY: Called once, from the module's init, before any ULP can
+        // call mlx_ext_atomic(); the matching destroy is `drop`'s.
+        to_result(unsafe { bindings::mlx_ext_sync_pool_create() })?;
+        Ok(Self(()))
+    }
+}
 
 impl Drop for SyncWaiters {
     fn drop(&mut self) {
-        // SAFETY: The module exits: every ULP that could call
-        // mlx_ext_atomic() has gone, and with it every QP and operation.
-        unsafe { bindings::mlx_ext_sync_pool_free() };
+        // SAFETY: `new` made the pool. The module exits: every ULP that
+        // could call mlx_ext_atomic() has gone, and with it every QP and
+        // operation.
+        unsafe { bindings::mlx_ext_sync_pool_destroy() };
     }
 }
 
@@ -408,6 +419,18 @@ pub mod entry {
         A::ib_qp(&q).as_ptr()
     }
 
+    /// Whether mlx_ext created the QP (`mlx_ext_create_qp`), so that
+    /// `mlx_ext_destroy_qp` destroys and drains it.
+    ///
+    /// # Safety
+    ///
+    /// As `borrow`.
+    pub unsafe fn qp_owned<A: AtomicApi>(qp: *mut c_void) -> bool {
+        // SAFETY: The caller's contract.
+        let q = unsafe { borrow::<A>(qp) };
+        A::ib_qp(&q).is_owned()
+    }
+
     /// `mlx_ext_destroy_qp`.
     ///
     /// # Safety
@@ -571,6 +594,18 @@ macro_rules! export_atomic_api {
         pub unsafe extern "C" fn mlx_ext_rs_destroy_qp(qp: *mut ::kernel::ffi::c_void) {
             // SAFETY: The header's contract.
             unsafe { $crate::ib::export::entry::destroy_qp::<$api>(qp) }
+        }
+
+        /// Whether `mlx_ext_destroy_qp` would destroy the QP (mlx_ext made
+        /// it) rather than detach it.
+        ///
+        /// # Safety
+        ///
+        /// As the header says of a handle.
+        #[no_mangle]
+        pub unsafe extern "C" fn mlx_ext_rs_qp_owned(qp: *mut ::kernel::ffi::c_void) -> bool {
+            // SAFETY: The header's contract.
+            unsafe { $crate::ib::export::entry::qp_owned::<$api>(qp) }
         }
 
         /// `mlx_ext_post_atomic`, called by its C wrapper once it checked

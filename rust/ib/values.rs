@@ -12,10 +12,15 @@
 
 use super::bindings;
 
-/// Errno values (positive, as C defines them) that the ULP API returns.
+/// Errno values (positive, as C defines them) that the code above this
+/// layer returns.
 pub mod errno {
     use kernel::bindings as k;
 
+    /// `EPERM`.
+    pub const EPERM: i32 = k::EPERM as i32;
+    /// `ENOENT`.
+    pub const ENOENT: i32 = k::ENOENT as i32;
     /// `EIO`.
     pub const EIO: i32 = k::EIO as i32;
     /// `ENOMEM`.
@@ -24,8 +29,12 @@ pub mod errno {
     pub const EACCES: i32 = k::EACCES as i32;
     /// `EFAULT`.
     pub const EFAULT: i32 = k::EFAULT as i32;
+    /// `ENODEV`.
+    pub const ENODEV: i32 = k::ENODEV as i32;
     /// `EINVAL`.
     pub const EINVAL: i32 = k::EINVAL as i32;
+    /// `ERANGE`.
+    pub const ERANGE: i32 = k::ERANGE as i32;
     /// `EAGAIN`.
     pub const EAGAIN: i32 = k::EAGAIN as i32;
     /// `EOPNOTSUPP`.
@@ -40,6 +49,37 @@ pub mod errno {
     pub const ESHUTDOWN: i32 = k::ESHUTDOWN as i32;
     /// `ECONNABORTED`.
     pub const ECONNABORTED: i32 = k::ECONNABORTED as i32;
+}
+
+/// Ties a crate's copy of the errnos (a module with the constants of
+/// [`errno`], as the pure code's `errno.rs` has them) to this kernel's
+/// values at compile time: `tie_errnos!(crate::errno);`. A constant
+/// missing from the copy does not compile either, so every crate that
+/// mounts the pure code ties all of them.
+#[macro_export]
+macro_rules! tie_errnos {
+    ($copy:path) => {
+        const _: () = {
+            use $copy as c;
+            use $crate::ib::values::errno as k;
+            assert!(c::EPERM == k::EPERM);
+            assert!(c::ENOENT == k::ENOENT);
+            assert!(c::EIO == k::EIO);
+            assert!(c::ENOMEM == k::ENOMEM);
+            assert!(c::EACCES == k::EACCES);
+            assert!(c::EFAULT == k::EFAULT);
+            assert!(c::ENODEV == k::ENODEV);
+            assert!(c::EINVAL == k::EINVAL);
+            assert!(c::ERANGE == k::ERANGE);
+            assert!(c::EAGAIN == k::EAGAIN);
+            assert!(c::EOPNOTSUPP == k::EOPNOTSUPP);
+            assert!(c::ETIMEDOUT == k::ETIMEDOUT);
+            assert!(c::EREMOTEIO == k::EREMOTEIO);
+            assert!(c::ECANCELED == k::ECANCELED);
+            assert!(c::ESHUTDOWN == k::ESHUTDOWN);
+            assert!(c::ECONNABORTED == k::ECONNABORTED);
+        };
+    };
 }
 
 /// `enum ib_wc_status`: a work completion's status.

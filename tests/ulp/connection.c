@@ -100,7 +100,7 @@ static int fill_av(struct ib_device *src, struct ib_device *dst,
 }
 
 /* RESET to INIT; @live: the QP left RESET. */
-static int qp_to_init(struct ib_qp *qp, int access, bool *live)
+int qp_to_init(struct ib_qp *qp, int access, bool *live)
 {
 	struct ib_qp_attr a = {};
 	int ret;
@@ -113,6 +113,17 @@ static int qp_to_init(struct ib_qp *qp, int access, bool *live)
 				    IB_QP_ACCESS_FLAGS);
 	if (!ret)
 		*live = true;
+	return ret;
+}
+
+/* Any state to RESET; @live: the QP is out of RESET no more. */
+int qp_to_reset(struct ib_qp *qp, bool *live)
+{
+	struct ib_qp_attr a = { .qp_state = IB_QPS_RESET };
+	int ret = ib_modify_qp(qp, &a, IB_QP_STATE);
+
+	if (!ret)
+		*live = false;
 	return ret;
 }
 

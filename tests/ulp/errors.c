@@ -27,21 +27,58 @@ static void early_done(struct mlx_ext_atomic *op)
 }
 
 /*
- * Masked fetch-and-adds (add 1 to the low 32-bit field) through
- * mlx_ext_post_atomic() with @gfp, on a fresh loopback whose QP was
- * attached in RESET and then connected, or (!@rts) taken to INIT only: the
- * first is a QP's first request, and in INIT a post before RTS, as a ULP
- * racing rdma_cm's ESTABLISHED event makes one. Where the first is posted,
- * a second follows it on the same QP once it is done. "early ERR" where
- * the first post failed, else "early ok STATUS STATUS2 WORD" (ERR in place
- * of STATUS2 where the second post failed).
+ * One operation on @l's QP through mlx_ext_post_atomic() with @gfp, waited
+ * for: a masked fetch-and-add of 1 to the low 32-bit field of word 0 (two
+ * fields: no carry out of bit 31 or 63), or (@std) a fetch-and-add of 1. Returns the
+ * post's errno, the status in *@status; -ETIMEDOUT where done never ran
+ * (@e is then mlx_ext's still, and leaked).
  */
-int run_early(struct ib_device *dev, bool rts, gfp_t gfp)
+static int early_one(struct loop *l, struct early *e, bool std, gfp_t gfp,
+		     int *status)
 {
-	struct loop l = { .qa_init_only = !rts };
-	int err = 0, status[2] = {};
-	struct early *e;
+	int err;
+
+	memset(&e->op, 0, sizeof(e->op));
+	init_completion(&e->done);
+	e->op.opcode = std ? MLX_EXT_ATOMIC_FETCH_ADD : MLX_EXT_MASKED_FETCH_ADD;
+	e->op.size = 8;
+	e->op.remote_addr = word_addr(l, 0);
+	e->op.rkey = l->mr->rkey;
+	e->op.compare_add = 1;
+	if (!std)
+		e->op.compare_add_mask = 0x8000000080000000ULL;
+	e->op.done = early_done;
+	e->op.context = e;
+	err = mlx_ext_post_atomic(l->xqa, &e->op, gfp);
+	if (err)
+		return err;
+	if (!wait_for_completion_timeout(&e->done, msecs_to_jiffies(TIMEOUT_MS)))
+		return -ETIMEDOUT;
+	*status = e->op.status;
+	return 0;
+}
+
+/*
+ * A QP's first requests through mlx_ext_post_atomic() with @gfp, on a fresh
+ * loopback whose QP was attached in RESET and then:
+ * - EARLY_INIT: taken to INIT only, a post before RTS as a ULP racing
+ *   rdma_cm's ESTABLISHED event makes one: "early ERR", the first post's
+ *   errno, or as EARLY_RTS;
+ * - EARLY_RTS: connected; two masked fetch-and-adds, one after the other:
+ *   "early ok STATUS STATUS2 WORD" (ERR in place of STATUS2 where the
+ *   second post failed);
+ * - EARLY_REUSE: connected; a fetch-and-add of 1, then the QP taken back
+ *   through RESET to INIT, as a ULP that reuses its QP on reconnect does,
+ *   and a masked fetch-and-add posted there; then both QPs connected again
+ *   and a masked fetch-and-add: "early reuse STATUS ERR STATUS3 WORD" (ERR:
+ *   the post in INIT's errno; STATUS3 an errno where that post failed).
+ */
+int run_early(struct ib_device *dev, enum early_state state, gfp_t gfp)
+{
+	struct loop l = { .qa_init_only = state == EARLY_INIT };
+	int err = 0, status[3] = {}, rc[3] = {};
 	const char *stage;
+	struct early *e;
 	int i;
 
 	e = kzalloc(sizeof(*e), GFP_KERNEL);
@@ -52,41 +89,61 @@ int run_early(struct ib_device *dev, bool rts, gfp_t gfp)
 	if (stage)
 		goto out;
 	l.target[0] = 0x0000000100000001ULL;
+	if (state == EARLY_REUSE) {
+		rc[0] = early_one(&l, e, true, gfp, &status[0]);
+		if (rc[0] == -ETIMEDOUT)
+			goto hung;
+		stage = "reset";
+		err = qp_to_reset(l.qa, &l.qa_live);
+		if (!err)
+			err = qp_to_init(l.qa, ALL_ACCESS, &l.qa_live);
+		if (err)
+			goto out;
+		rc[1] = early_one(&l, e, false, gfp, &status[1]);
+		if (rc[1] == -ETIMEDOUT)
+			goto hung;
+		stage = "reconnect";
+		err = qp_to_reset(l.qa, &l.qa_live);
+		if (!err)
+			err = qp_to_reset(l.qb, &l.qb_live);
+		if (!err)
+			err = connect_qp(l.qa, l.qb, ALL_ACCESS, 1, &l.qa_live);
+		if (!err)
+			err = connect_qp(l.qb, l.qa, ALL_ACCESS, 1, &l.qb_live);
+		if (err)
+			goto out;
+		stage = NULL;
+		rc[2] = early_one(&l, e, false, gfp, &status[2]);
+		if (rc[2] == -ETIMEDOUT)
+			goto hung;
+		snprintf(tu_result, RESULT_MAX, "early reuse %d %d %d %#llx\n",
+			 rc[0] ? rc[0] : status[0], rc[1] ? rc[1] : status[1],
+			 rc[2] ? rc[2] : status[2], l.target[0]);
+		goto out;
+	}
 	for (i = 0; i < 2; i++) {
-		memset(&e->op, 0, sizeof(e->op));
-		init_completion(&e->done);
-		e->op.opcode = MLX_EXT_MASKED_FETCH_ADD;
-		e->op.size = 8;
-		e->op.remote_addr = word_addr(&l, 0);
-		e->op.rkey = l.mr->rkey;
-		/* Two 32-bit fields: no carry out of bit 31 or 63. */
-		e->op.compare_add = 1;
-		e->op.compare_add_mask = 0x8000000080000000ULL;
-		e->op.done = early_done;
-		e->op.context = e;
-		err = mlx_ext_post_atomic(l.xqa, &e->op, gfp);
-		if (err) {
-			status[i] = err;
+		rc[i] = early_one(&l, e, false, gfp, &status[i]);
+		if (rc[i] == -ETIMEDOUT)
+			goto hung;
+		if (rc[i]) {
+			status[i] = rc[i];
 			break;
 		}
-		if (!wait_for_completion_timeout(&e->done, msecs_to_jiffies(TIMEOUT_MS))) {
-			/* mlx_ext still owns @op: leak it rather than free it. */
-			snprintf(tu_result, RESULT_MAX, "hung\n");
-			return 0;
-		}
-		status[i] = e->op.status;
 	}
-	if (i == 0 && err)
-		snprintf(tu_result, RESULT_MAX, "early %d\n", err);
+	if (rc[0])
+		snprintf(tu_result, RESULT_MAX, "early %d\n", rc[0]);
 	else
 		snprintf(tu_result, RESULT_MAX, "early ok %d %d %#llx\n", status[0],
 			 status[1], l.target[0]);
-	err = 0;
 out:
 	loop_destroy(&l);
 	kfree(e);
 	if (stage)
 		snprintf(tu_result, RESULT_MAX, "early %s %d\n", stage, err);
+	return 0;
+hung:
+	/* mlx_ext still owns @e's operation: leak it rather than free it. */
+	snprintf(tu_result, RESULT_MAX, "hung\n");
 	return 0;
 }
 
@@ -602,10 +659,13 @@ out:
 
 /* destroyself: mlx_ext_destroy_qp() called from the done callback of an
  * operation, in the send CQ's own work item (IB_POLL_WORKQUEUE), on another
- * QP of that CQ: a drain there would wait for completions only that work
- * item delivers, and the call warns so. The QP destroyed is a created one
- * still in RESET, which has nothing to drain (RESET to ERR is no
- * transition): the call returns, and the test sees the warning.
+ * QP whose send CQ (@how DESTROY_SEND) or receive CQ (DESTROY_RECV) is that
+ * CQ: a drain there would wait for completions only that work item
+ * delivers, and the call warns so. The QP destroyed is a created one still
+ * in RESET, which has nothing to drain (RESET to ERR is no transition): the
+ * call returns, and the test sees the warning. DESTROY_ATTACHED: an
+ * attached QP whose receive CQ is that CQ, which destroy only detaches
+ * (nothing waits for its receive CQ): no warning; the ULP then destroys it.
  */
 struct destroyself {
 	struct mlx_ext_atomic op;
@@ -622,7 +682,7 @@ static void destroyself_done(struct mlx_ext_atomic *op)
 	complete(&s->done);
 }
 
-int run_destroyself(struct ib_device *dev)
+int run_destroyself(struct ib_device *dev, enum destroy_how how)
 {
 	struct ib_qp_init_attr init = {
 		.qp_type = IB_QPT_RC,
@@ -630,6 +690,7 @@ int run_destroyself(struct ib_device *dev)
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
+	struct ib_qp *ulp_qp = NULL;
 	struct destroyself *s;
 	struct loop l = {};
 	const char *stage;
@@ -643,15 +704,27 @@ int run_destroyself(struct ib_device *dev)
 			       &err);
 	if (stage)
 		goto out;
-	init.send_cq = l.cq;
+	/* The done callback runs in l.cq's work item; l.cq_b has its own. */
+	init.send_cq = how == DESTROY_SEND ? l.cq : l.cq_b;
 	init.recv_cq = l.cq;
-	s->victim = mlx_ext_create_qp(l.pd, &init);
+	stage = "victim";
+	if (how == DESTROY_ATTACHED) {
+		ulp_qp = ib_create_qp(l.pd, &init);
+		if (IS_ERR(ulp_qp)) {
+			err = PTR_ERR(ulp_qp);
+			ulp_qp = NULL;
+			goto out;
+		}
+		s->victim = mlx_ext_attach_qp(ulp_qp, 0);
+	} else {
+		s->victim = mlx_ext_create_qp(l.pd, &init);
+	}
 	if (IS_ERR(s->victim)) {
 		err = PTR_ERR(s->victim);
 		s->victim = NULL;
-		stage = "victim";
 		goto out;
 	}
+	stage = NULL;
 	err = post_and_wait(&l, &s->op, destroyself_done, s, &s->done);
 	if (err == 1) {
 		/* The callback is stuck in mlx_ext_destroy_qp(): nothing to free. */
@@ -666,6 +739,8 @@ int run_destroyself(struct ib_device *dev)
 out:
 	if (s->victim)
 		mlx_ext_destroy_qp(s->victim);
+	if (ulp_qp)
+		ib_destroy_qp(ulp_qp);
 	loop_destroy(&l);
 	kfree(s);
 	if (stage)

@@ -95,24 +95,24 @@
  *	mlx_ext_atomic() called from the done callback of an operation on the
  *	same QP (its send CQ's completion context): "status S inner R", R
  *	what mlx_ext_atomic() returned (-EDEADLK expected), or "hung".
- *   destroyself DEV
- *	mlx_ext_destroy_qp() on a created QP still in RESET, called from the
- *	done callback of an operation on another QP of the same
- *	IB_POLL_WORKQUEUE send CQ (that CQ's own work item): "status S
- *	destroyed 1", or "hung". mlx_ext warns of the context.
- *   syncwait DEV
- *	One mlx_ext_atomic() (fetch-and-add 1) from the writing task, which a
- *	test may kill meanwhile: "ret R response V"; "syncresult" gives R.
+ *   destroyself DEV send|recv|attached
+ *	mlx_ext_destroy_qp(), called from the done callback of an operation
+ *	(its IB_POLL_WORKQUEUE send CQ's own work item), on a created QP still
+ *	in RESET whose send CQ (send) or receive CQ (recv) is that CQ, or on
+ *	an attached QP whose receive CQ is that CQ (attached: only detached,
+ *	then destroyed by the ULP): "status S destroyed 1", or "hung".
+ *	mlx_ext warns of the context (not for attached).
  *   heldsync DEV
  *	One mlx_ext_atomic() on the QP of "hold DEV N api" (a masked
  *	fetch-and-add of 1 on its word 1, the 63rd bit a boundary):
  *	"heldsync RET response V".
- *   early DEV init|rts kernel|atomic
- *	Two masked fetch-and-adds, one after the other, through
- *	mlx_ext_post_atomic() with GFP_KERNEL or GFP_ATOMIC, the first
- *	requests of a QP attached in RESET and then taken to INIT only, or
- *	connected: "early ERR" (the first post's errno) or "early ok STATUS
- *	STATUS2 WORD".
+ *   early DEV init|rts|reuse kernel|atomic
+ *	The first requests of a QP attached in RESET, through
+ *	mlx_ext_post_atomic() with GFP_KERNEL or GFP_ATOMIC (run_early in
+ *	errors.c): in INIT only, or connected, two masked fetch-and-adds:
+ *	"early ERR" (the first post's errno) or "early ok STATUS STATUS2
+ *	WORD"; reuse: a fetch-and-add, then one masked in INIT after RESET,
+ *	then one after reconnecting: "early reuse STATUS ERR STATUS3 WORD".
  *   capsloop DEV
  *	A kernel thread calls mlx_ext_query_caps() on DEV in a loop, holding
  *	its own reference to the device (ib_device_try_get), as an rdma_cm
@@ -750,7 +750,19 @@ static int ctl_syncself(struct ctl_req *r)
 
 static int ctl_destroyself(struct ctl_req *r)
 {
-	return run_destroyself(r->d->dev);
+	static const char * const hows[] = {
+		[DESTROY_SEND] = "send", [DESTROY_RECV] = "recv",
+		[DESTROY_ATTACHED] = "attached",
+	};
+	char how[12];
+	int h;
+
+	if (sscanf(r->buf, "%*s %*s %11s", how) != 1)
+		return -EINVAL;
+	h = match_string(hows, ARRAY_SIZE(hows), how);
+	if (h < 0)
+		return -EINVAL;
+	return run_destroyself(r->d->dev, h);
 }
 
 static int ctl_syncwait(struct ctl_req *r)
@@ -780,17 +792,22 @@ static int ctl_heldsync(struct ctl_req *r)
 	return 0;
 }
 
-/* "early DEV init|rts kernel|atomic" */
+/* "early DEV init|rts|reuse kernel|atomic" */
 static int ctl_early(struct ctl_req *r)
 {
+	static const char * const states[] = {
+		[EARLY_INIT] = "init", [EARLY_RTS] = "rts", [EARLY_REUSE] = "reuse",
+	};
 	char state[8], gfp[8];
+	int s;
 
 	if (sscanf(r->buf, "%*s %*s %7s %7s", state, gfp) != 2 ||
-	    (strcmp(state, "init") && strcmp(state, "rts")) ||
 	    (strcmp(gfp, "kernel") && strcmp(gfp, "atomic")))
 		return -EINVAL;
-	return run_early(r->d->dev, !strcmp(state, "rts"),
-			 strcmp(gfp, "kernel") ? GFP_ATOMIC : GFP_KERNEL);
+	s = match_string(states, ARRAY_SIZE(states), state);
+	if (s < 0)
+		return -EINVAL;
+	return run_early(r->d->dev, s, strcmp(gfp, "kernel") ? GFP_ATOMIC : GFP_KERNEL);
 }
 
 static int ctl_capsloop(struct ctl_req *r)

@@ -97,6 +97,8 @@ extern atomic_t api_other;
 extern atomic_t api_at_end;
 void tu_op_init(struct op *op);
 int tu_op_wait(struct loop *l, struct op *op);
+int qp_to_init(struct ib_qp *qp, int access, bool *live);
+int qp_to_reset(struct ib_qp *qp, bool *live);
 int connect_qp(struct ib_qp *qp, struct ib_qp *dest, int access, u8 rd_atomic,
 	       bool *live);
 struct mlx_ext_qp *xqp_make(enum qp_mode mode, struct ib_pd *pd,
@@ -141,9 +143,11 @@ int run_abi(struct ib_device *dev);
 int run_apiflags(struct ib_device *dev);
 int run_attachflags(struct ib_device *dev, struct ib_device *other);
 int run_syncself(struct ib_device *dev, enum ib_poll_context poll);
-int run_destroyself(struct ib_device *dev);
+enum destroy_how { DESTROY_SEND, DESTROY_RECV, DESTROY_ATTACHED };
+int run_destroyself(struct ib_device *dev, enum destroy_how how);
 int run_syncwait(struct ib_device *dev);
-int run_early(struct ib_device *dev, bool rts, gfp_t gfp);
+enum early_state { EARLY_INIT, EARLY_RTS, EARLY_REUSE };
+int run_early(struct ib_device *dev, enum early_state state, gfp_t gfp);
 int run_errors(struct ib_device *dev, enum ib_poll_context poll);
 
 /* guid.c */

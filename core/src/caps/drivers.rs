@@ -21,9 +21,9 @@
 use super::{Fate, KnownDriver};
 
 /// `Fate::Refused(EINVAL)`, what most drivers answer an opcode they lack.
-const EINVAL: Fate = Fate::Refused(22);
+const EINVAL: Fate = Fate::Refused(crate::errno::EINVAL);
 /// `Fate::Refused(EOPNOTSUPP)`: mlx5_ib and erdma.
-const EOPNOTSUPP: Fate = Fate::Refused(95);
+const EOPNOTSUPP: Fate = Fate::Refused(crate::errno::EOPNOTSUPP);
 const OK: Fate = Fate::Executed;
 
 /// `enum rdma_driver_id` (include/uapi/rdma/ib_user_ioctl_verbs.h:235-258;

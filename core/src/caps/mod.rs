@@ -60,10 +60,9 @@ impl Fate {
     }
 }
 
-/// `EINVAL` and `EOPNOTSUPP`, the two errnos 6.12 drivers refuse an opcode
-/// they lack with (most use `EINVAL`; mlx5_ib and erdma `EOPNOTSUPP`).
-const EINVAL: i32 = 22;
-const EOPNOTSUPP: i32 = 95;
+// `EINVAL` and `EOPNOTSUPP`, the two errnos 6.12 drivers refuse an opcode
+// they lack with (most use `EINVAL`; mlx5_ib and erdma `EOPNOTSUPP`).
+use crate::errno::{EINVAL, EOPNOTSUPP};
 
 /// What mlx_ext posts to a driver for a kernel ULP.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -499,7 +498,8 @@ impl Record {
     /// Whether a refusal of `class` by the driver at run time is learnt,
     /// `accepted` being the [`WrClass::bit`]s of what the driver accepted on
     /// this device so far, and `qp_sends` whether the QP it was posted on
-    /// is known to be in a state that sends. Only what is posted can be
+    /// was found in RTS just before the post (a query in the same call: a
+    /// QP that sent once may have been taken back through RESET since). Only what is posted can be
     /// refused; only a driver without a row is learnt about (a known driver
     /// refuses what its row says); a driver that lacks an opcode refuses it
     /// every time, so once it accepted a kind, a refusal of that kind is

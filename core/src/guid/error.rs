@@ -2,6 +2,8 @@
 
 //! Errors of the VF GUID engine and their errno values.
 
+use crate::errno::{EINVAL, ENODEV, ENOENT, EPERM, ERANGE};
+
 /// An error of the VF GUID engine.
 ///
 /// Every variant maps to a Linux errno from `include/uapi/asm-generic/errno-base.h`,
@@ -12,7 +14,8 @@ pub enum GuidError {
     /// [`super::MAX_VFS`] on a port of 128): some VF would get no GUID
     /// (`-ERANGE`).
     TooManyVfs,
-    /// What user space wrote is not 1 to 16 hex digits (`-EINVAL`).
+    /// What user space wrote is not a GUID: 1 to 16 hex digits (`0x`
+    /// optional), or the colon form of eight octets (`-EINVAL`).
     Malformed,
     /// The entry is read-only: the PF's entry 0 holds the hardware GUID (`-EPERM`).
     ReadOnly,
@@ -24,12 +27,6 @@ pub enum GuidError {
     /// (`-ENODEV`).
     Retired,
 }
-
-const EPERM: i32 = 1;
-const ENOENT: i32 = 2;
-const ENODEV: i32 = 19;
-const EINVAL: i32 = 22;
-const ERANGE: i32 = 34;
 
 impl GuidError {
     /// Returns the negative Linux errno for this error, ready to be returned
@@ -50,7 +47,9 @@ impl GuidError {
             Self::TooManyVfs => {
                 "more VFs than the port has GUIDs for (2 for the PF, at least 1 per VF)"
             }
-            Self::Malformed => "a GUID is 1 to 16 hex digits, 0x optional",
+            Self::Malformed => {
+                "a GUID is 1 to 16 hex digits (0x optional) or eight colon-separated octets (00:11:22:33:44:55:66:77)"
+            }
             Self::ReadOnly => "the PF's entry 0 is the hardware GUID and is read-only",
             Self::NoSuchEntry => "no such GUID entry on the port",
             Self::StaleAnswer => "answer for a request that is not outstanding",

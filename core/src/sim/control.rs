@@ -17,6 +17,7 @@
 
 use super::model::{self, Model, MAX_NUM_VFS, MAX_PORTS};
 use super::text::{fields, parse_u32, NumError, TextError};
+use crate::errno::EINVAL;
 
 /// The largest device ID. Each device's ports get LIDs of their own on the
 /// simulated fabric, `2 + ID * MAX_PORTS + port - 1`, which must stay
@@ -149,9 +150,6 @@ pub enum ControlError {
     /// More fields than the file takes.
     TrailingInput,
 }
-
-/// `EINVAL` from `include/uapi/asm-generic/errno-base.h`.
-const EINVAL: i32 = 22;
 
 impl ControlError {
     /// Returns the Linux errno of the error, positive (`EINVAL` = 22 for

@@ -34,24 +34,30 @@ kernel_lacks() {
 	[ -f /kernel.config ] && ! grep -qx "CONFIG_$1=y" /kernel.config
 }
 
-# Splat lines a test provoked on purpose and checked (expect_splat), one
-# per line: kernel_splats leaves them out. A splat's own first line (the
-# WARNING: line, with its file, line and function) is unique to it, and
-# every other splat still shows its own.
+# The WARNING: lines of splats a test provoked on purpose and checked
+# (expect_splat), one per line: kernel_splats leaves them out, and the
+# "Call Trace:" line of each (the next line that matches KERNEL_SPLAT). A
+# splat's WARNING: line (with its time, file, line and function) is unique
+# to it, and every other splat still shows its own lines.
 EXPECTED_SPLATS=/tmp/expected-splats
 
-# Prints the kernel log lines that match KERNEL_SPLAT, but those a test
-# expected (expect_splat).
+# Prints the kernel log lines that match KERNEL_SPLAT, but those of the
+# splats a test expected (expect_splat).
 kernel_splats() {
-	if [ -s $EXPECTED_SPLATS ]; then
-		dmesg | grep -E "$KERNEL_SPLAT" | grep -vxF -f $EXPECTED_SPLATS
-	else
-		dmesg | grep -E "$KERNEL_SPLAT"
-	fi
+	touch $EXPECTED_SPLATS
+	dmesg | awk -v expected=$EXPECTED_SPLATS -v re="$KERNEL_SPLAT" '
+		BEGIN { while ((getline l <expected) > 0) want[l] = 1 }
+		$0 in want { skip = 1; next }
+		$0 ~ re {
+			if (skip && $0 ~ /Call Trace/) { skip = 0; next }
+			skip = 0
+			print
+		}'
 }
 
-# expect_splat LINE...: the splat lines a test provoked on purpose, which
-# kernel_splats then leaves out (the whole log stays for the tests after).
+# expect_splat LINE...: the WARNING: lines of the splats a test provoked on
+# purpose, which kernel_splats then leaves out with their call traces (the
+# whole log stays for the tests after).
 expect_splat() {
 	for l in "$@"; do
 		printf '%s\n' "$l" >>$EXPECTED_SPLATS
