@@ -16,6 +16,12 @@
  * whose parent is a PCI PF. ib_ipoib itself cannot run on the simulator,
  * whose data path has no UD QP but the GSI's (rust/ib/provider/driver/mod.rs).
  *
+ * A VF is one of the PF's PCI VFs (pci_num_vf()): rtnetlink lists those
+ * only (rtnl_fill_vf(): dev_num_vf() of the parent), and a VF beyond them
+ * has no vport for mlx5's firmware command to modify
+ * (mlx5_core_modify_hca_vport_context(), ib_virt.c), which fails it; the
+ * simulator's own bound on VFs is not the PF's.
+ *
  * Locks: register_netdev() and unregister_netdev() take RTNL, under the
  * simulator's device mutex (new_device, del_device) or the PF's device lock
  * (its unbind); the VF operations, called under RTNL, take only the
@@ -28,6 +34,7 @@
 #include <linux/if_link.h>
 #include <linux/netdevice.h>
 #include <linux/pci.h>
+#include <linux/rtnetlink.h>
 #include <rdma/ib_verbs.h>
 #include <mlx_ext/helpers.h>
 
@@ -48,10 +55,16 @@ static netdev_tx_t simnet_xmit(struct sk_buff *skb, struct net_device *dev)
  * get_vf_config, which reads the vport's state policy); the simulator has no
  * such operation, so the VF's number and an automatic link state.
  */
+/* Whether @vf is one of the PF's VFs. */
+static bool simnet_vf_ok(struct net_device *dev, int vf)
+{
+	return vf >= 0 && vf < pci_num_vf(to_pci_dev(dev->dev.parent));
+}
+
 static int simnet_get_vf_config(struct net_device *dev, int vf,
 				struct ifla_vf_info *ivf)
 {
-	if (vf < 0 || vf >= pci_num_vf(to_pci_dev(dev->dev.parent)))
+	if (!simnet_vf_ok(dev, vf))
 		return -EINVAL;
 	ivf->vf = vf;
 	ivf->linkstate = IFLA_VF_LINK_STATE_AUTO;
@@ -66,6 +79,11 @@ static int simnet_set_vf_guid(struct net_device *dev, int vf, u64 guid, int type
 
 	if (type != IFLA_VF_IB_NODE_GUID && type != IFLA_VF_IB_PORT_GUID)
 		return -EINVAL;
+	if (!simnet_vf_ok(dev, vf)) {
+		netdev_info(dev, "VF %d: the PF has %d VFs\n", vf,
+			    pci_num_vf(to_pci_dev(dev->dev.parent)));
+		return -EINVAL;
+	}
 	return ib_set_vf_guid(priv->ca, vf, priv->port, guid, type);
 }
 
@@ -76,6 +94,8 @@ static int simnet_get_vf_guid(struct net_device *dev, int vf,
 {
 	struct simnet_priv *priv = netdev_priv(dev);
 
+	if (!simnet_vf_ok(dev, vf))
+		return -EINVAL;
 	return ib_get_vf_guid(priv->ca, vf, priv->port, node_guid, port_guid);
 }
 
@@ -112,7 +132,15 @@ void *mlx_ext_simnet_add(struct ib_device *ca, u32 port)
 
 	if (!parent || !dev_is_pci(parent))
 		return ERR_PTR(-EINVAL);
-	snprintf(name, sizeof(name), "%sib%u", dev_name(&ca->dev), port);
+	/* alloc_netdev_mqs() BUG()s on a name that does not fit; snprintf()
+	 * would cut it silently.
+	 */
+	if (snprintf(name, sizeof(name), "%sib%u", dev_name(&ca->dev), port) >=
+	    sizeof(name)) {
+		pr_warn("mlx_ext_sim: %s: no IPoIB netdev: \"%sib%u\" is longer than %d characters\n",
+			dev_name(&ca->dev), dev_name(&ca->dev), port, IFNAMSIZ - 1);
+		return ERR_PTR(-EINVAL);
+	}
 	dev = alloc_netdev(sizeof(*priv), name, NET_NAME_PREDICTABLE, simnet_setup);
 	if (!dev)
 		return ERR_PTR(-ENOMEM);
@@ -137,4 +165,27 @@ void mlx_ext_simnet_del(void *netdev)
 {
 	unregister_netdev(netdev);
 	free_netdev(netdev);
+}
+
+/*
+ * Whether this task holds RTNL, as a real driver's set_vf_guid and
+ * get_vf_guid may rely on: ipoib's ndo_set_vf_guid and ndo_get_vf_guid
+ * call them (drivers/infiniband/ulp/ipoib/ipoib_main.c:2126-2143 in 7.3),
+ * and rtnetlink calls those under RTNL: rtnl_setlink(), do_setlink(),
+ * do_setvfinfo(), handle_vf_guid() (net/core/rtnetlink.c:2869); and for a
+ * read rtnl_getlink() and rtnl_dump_ifinfo(), which take rtnl_lock() before
+ * they fill the VF list (rtnetlink.c:4340, 2622) although RTM_GETLINK is
+ * registered unlocked; mlx_ext's vport files take it too
+ * (rust/helpers/iov.c). mlx5 keeps what it set in vfs_ctx, which RTNL
+ * serialises. ASSERT_RTNL() would pass whenever any task holds RTNL;
+ * lockdep knows whether this one does. Without lockdep (a production
+ * kernel), whether any task does. Warns once when it does not.
+ */
+bool mlx_ext_simnet_rtnl_held(void)
+{
+	bool held = IS_ENABLED(CONFIG_PROVE_LOCKING) ? lockdep_rtnl_is_held() :
+						       rtnl_is_locked();
+
+	WARN_ONCE(!held, "mlx_ext_sim: a VF GUID operation called without RTNL\n");
+	return held;
 }

@@ -16,9 +16,9 @@ use super::wr::Pending;
 use crate::caps::WrClass;
 use crate::ib::{
     provider::driver::{
-        self, dma::MappedPages, AhAttr, Cq, CqNotifier, DeviceAttr, Driver, Mr, MrKeys, MrMap, Pd,
-        PortAttr, PortImmutable, PortState, Qp, QpAttr, QpInitAttr, QpRef, QpState, QpType, RecvWr,
-        SendWr, VfGuidKind, WcSink, CORE_CAP_IB_NO_SMI, MGMT_MAD_SIZE,
+        self, dma::MappedPages, rtnl_held, AhAttr, Cq, CqNotifier, DeviceAttr, Driver, Mr, MrKeys,
+        MrMap, Pd, PortAttr, PortImmutable, PortState, Qp, QpAttr, QpInitAttr, QpRef, QpState,
+        QpType, RecvWr, SendWr, VfGuidKind, WcSink, CORE_CAP_IB_NO_SMI, MGMT_MAD_SIZE,
     },
     provider::wq::OwnedQueue,
 };
@@ -501,6 +501,11 @@ impl Driver for Adapter {
         if !self.shared.model.set_vf_guid {
             return self.vf.refuse();
         }
+        // What mlx5 keeps (vfs_ctx) only RTNL serialises: its callers hold
+        // it, and a caller that does not is refused (and warned of once).
+        if !rtnl_held() {
+            return Err(EINVAL);
+        }
         self.check_port(port)?;
         self.vf.set(vf, port, guid, kind)?;
         if kind == VfGuidKind::Port {
@@ -517,6 +522,10 @@ impl Driver for Adapter {
     fn get_vf_guid(&self, vf: u32, port: u32) -> Result<(u64, u64)> {
         if !self.shared.model.set_vf_guid {
             return Err(crate::ib::eopnotsupp());
+        }
+        // As `set_vf_guid`.
+        if !rtnl_held() {
+            return Err(EINVAL);
         }
         self.check_port(port)?;
         self.vf.get(vf, port)

@@ -22,7 +22,7 @@ mod wr;
 use crate::ib::{
     debugfs,
     provider::bus::{Bus, BusDevice, BusOps, ParentId},
-    provider::driver::{DeviceParams, IpoibNetdev, Registration},
+    provider::driver::{DeviceParams, Registration},
     provider::wq::OwnedQueue,
     DirOps, File, ShowBuf,
 };
@@ -41,11 +41,7 @@ use kernel::{
 
 /// A simulated adapter: its ib_device and its debugfs knobs.
 struct SimDevice {
-    /// The IPoIB netdev of an mlx5-family adapter on a PCI PF, as ib_ipoib
-    /// makes one on a real one: how `ip link set <pf> vf N node_guid`
-    /// reaches `set_vf_guid`. Dropped first: it calls the device.
-    _netdev: Option<IpoibNetdev>,
-    /// Dropped next: no knob runs while the device goes.
+    /// Dropped first: no knob runs while the device goes.
     _knobs: Option<debugfs::Dir<knobs::Knobs>>,
     _reg: Registration<Adapter>,
     /// Its PCI parent, if it has one.
@@ -145,13 +141,14 @@ impl Simulator {
             ports: u32::from(req.ports),
             comp_vectors: 1,
         };
-        let reg = Registration::new(self.module, parent, &params, adapter).inspect_err(|e| {
-            pr_err!(
-                "new_device: {}: ib_register_device failed ({:?})\n",
-                &*name,
-                e
-            )
-        })?;
+        let mut reg =
+            Registration::new(self.module, parent, &params, adapter).inspect_err(|e| {
+                pr_err!(
+                    "new_device: {}: ib_register_device failed ({:?})\n",
+                    &*name,
+                    e
+                )
+            })?;
         sa.set_events(reg.events());
         let knobs = self.debugfs.as_ref().and_then(|root| {
             knobs::Knobs::create(root, &name, state, sa, vf, reg.events(), req.ports)
@@ -160,16 +157,15 @@ impl Simulator {
         });
         // Port 1's, as ib_ipoib's first netdev; mlx5 keeps a VF's GUIDs
         // whatever the port. A failure leaves the adapter without it.
-        let netdev = (req.pci.is_some() && req.model.set_vf_guid)
-            .then(|| {
-                // SAFETY: `_netdev` is dropped before `_reg` (field order).
-                unsafe { IpoibNetdev::new(&reg, 1) }
-                    .inspect_err(|e| pr_warn!("{}: no IPoIB netdev ({:?})\n", &*name, e))
-                    .ok()
-            })
-            .flatten();
+        if req.pci.is_some() && req.model.set_vf_guid {
+            // The IPoIB netdev of an mlx5-family adapter on a PCI PF, as
+            // ib_ipoib makes one on a real one: how `ip link set <pf> vf N
+            // node_guid` reaches `set_vf_guid`.
+            let _ = reg
+                .add_ipoib_netdev(1)
+                .inspect_err(|e| pr_warn!("{}: no IPoIB netdev ({:?})\n", &*name, e));
+        }
         Ok(SimDevice {
-            _netdev: netdev,
             _knobs: knobs,
             _reg: reg,
             pci,

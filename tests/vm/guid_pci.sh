@@ -389,7 +389,12 @@ vf_line() {
 # set with ip link shows in mlx_ext's tree, and one written to the tree
 # shows in ip link show; then both paths at once, each under RTNL
 # (rtnetlink's, and the one mlx_ext's vport files take), end with what each
-# wrote last, every write accepted.
+# wrote last, every write accepted. The simulated driver refuses (and
+# warns) when the calling task does not hold RTNL (lockdep's
+# lockdep_rtnl_is_held(), not ASSERT_RTNL(), which the concurrent ip link
+# would satisfy): the tree's first read and write, with no ip link running,
+# would fail if the vport files stopped taking it. A VF beyond the PF's is
+# refused.
 test_guid_pci_netlink() {
 	netlink
 	rc=$?
@@ -449,6 +454,11 @@ netlink() {
 	*) echo "ip link show after both paths: $(vf_line $nd 0)"; rc=1 ;;
 	esac
 	expect_eq "$(vf_guids_of 366 | grep '^0 1 port ')" "0 1 port $(echo $last | tr -d :)" "the driver's last port GUID" || rc=1
+	# A VF the PF does not have (it has 2; the simulator could keep more):
+	# refused, as mlx5's firmware refuses a vport that does not exist, and
+	# nothing reaches the driver.
+	$IP link set dev $nd vf 2 node_guid 02:00:00:00:00:00:05:01 2>/dev/null &&
+		{ echo "ip link set took VF 2 of a PF with 2"; rc=1; }
 	expect_eq "$(vf_guids_of 366 | head -1)" "calls $((4 + 30 + n)) failed 0 refused 0" "set_vf_guid calls" || rc=1
 	return $rc
 }

@@ -28,7 +28,8 @@ mod ops;
 mod types;
 
 pub use super::bus::BusDevice;
-pub use netdev::IpoibNetdev;
+pub use netdev::rtnl_held;
+use netdev::IpoibNetdev;
 pub use objects::Ah;
 pub use objects::{Cq, CqNotifier, Mr, Pd, Qp};
 pub use types::{
@@ -220,6 +221,9 @@ pub struct DeviceParams<'a> {
 pub struct Registration<T: Driver> {
     raw: NonNull<DevObj<T>>,
     events: Events,
+    /// The IPoIB netdev of [`Self::add_ipoib_netdev`], if any: owned here,
+    /// so that it goes before the device whose ops it calls (`drop`).
+    netdev: Option<IpoibNetdev>,
     /// The device's parent, deleted after it.
     _parent: super::bus::BusDevice,
 }
@@ -280,6 +284,7 @@ impl<T: Driver> Registration<T> {
         Ok(Self {
             raw: obj,
             events,
+            netdev: None,
             _parent: parent,
         })
     }
@@ -300,10 +305,28 @@ impl<T: Driver> Registration<T> {
     pub fn events(&self) -> Events {
         self.events.clone()
     }
+
+    /// Registers `<device>ib<port>`, an IPoIB netdev on port `port` whose
+    /// VF operations call the device's (`rust/helpers/simnet.c`), owned by
+    /// this registration and unregistered before the device is. The
+    /// device's parent must be a PCI function (`EINVAL` otherwise); one
+    /// netdev per device (`EBUSY` for a second). Process context; takes
+    /// RTNL.
+    pub fn add_ipoib_netdev(&mut self, port: u32) -> Result {
+        if self.netdev.is_some() {
+            return Err(EBUSY);
+        }
+        // SAFETY: The netdev is kept in `self.netdev`, which `drop` empties
+        // before it unregisters the device.
+        self.netdev = Some(unsafe { IpoibNetdev::new(self, port) }?);
+        Ok(())
+    }
 }
 
 impl<T: Driver> Drop for Registration<T> {
     fn drop(&mut self) {
+        // First the netdev, whose VF operations call the device.
+        drop(self.netdev.take());
         let ib = DevObj::ib(self.raw);
         // No event is raised from here on, nor while one is being raised.
         self.events.kill();

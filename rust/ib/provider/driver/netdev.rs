@@ -13,7 +13,9 @@ use crate::ib::bindings;
 use core::{ffi::c_void, ptr::NonNull};
 use kernel::{error::from_err_ptr, prelude::*};
 
-/// A registered netdev, unregistered and freed on drop.
+/// A registered netdev, unregistered and freed on drop; a
+/// [`Registration`]'s (`Registration::add_ipoib_netdev`), which drops it
+/// before its device.
 ///
 /// # Invariants
 ///
@@ -21,7 +23,7 @@ use kernel::{error::from_err_ptr, prelude::*};
 /// before the device it calls is unregistered (the contract of [`new`]).
 ///
 /// [`new`]: IpoibNetdev::new
-pub struct IpoibNetdev {
+pub(super) struct IpoibNetdev {
     raw: NonNull<c_void>,
 }
 
@@ -39,7 +41,7 @@ impl IpoibNetdev {
     /// # Safety
     ///
     /// The result is dropped before `reg`: its operations call the device.
-    pub unsafe fn new<T: Driver>(reg: &Registration<T>, port: u32) -> Result<Self> {
+    pub(super) unsafe fn new<T: Driver>(reg: &Registration<T>, port: u32) -> Result<Self> {
         // SAFETY: The device is registered while `reg` lives, and the
         // netdev goes before it (the caller's contract).
         let raw = from_err_ptr(unsafe { bindings::mlx_ext_simnet_add(reg.ib(), port) })?;
@@ -56,4 +58,13 @@ impl Drop for IpoibNetdev {
         // (invariant).
         unsafe { bindings::mlx_ext_simnet_del(self.raw.as_ptr()) };
     }
+}
+
+/// Whether the calling task holds RTNL, as the callers of a driver's
+/// `set_vf_guid` and `get_vf_guid` guarantee (`rust/helpers/simnet.c` says
+/// which they are): lockdep's answer, or without lockdep whether any task
+/// holds it. Warns once when it does not.
+pub fn rtnl_held() -> bool {
+    // SAFETY: No precondition; it reads lock state.
+    unsafe { bindings::mlx_ext_simnet_rtnl_held() }
 }
