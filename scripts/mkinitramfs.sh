@@ -86,16 +86,21 @@ depmod -b "$root" "$kver" || die "depmod failed for the guest's modules"
 # The kernel's configuration, for the tests of its debug options
 # (kernel_lacks, tests/vm/lib/common.sh).
 cp "$(ksrc "$kdir")/.config" "$root/kernel.config"
-# Compressed modules (.ko.xz, kernel/distro.config): loaded with kmod, as
-# distributions load them. busybox's modprobe first hands the compressed
-# file to finit_module(), which the kernel refuses with "Invalid ELF header
-# magic" in its log, before it decompresses it itself.
-if grep -qE '\.ko\.(xz|gz|zst):' "$root/lib/modules/$kver/modules.dep"; then
-	copy_dynamic "$(command -v kmod)"
-	for tool in modprobe insmod rmmod lsmod modinfo depmod; do
-		ln -sf ../usr/bin/kmod "$root/bin/$tool"
-	done
-fi
+# The module tools are kmod's, as distributions have them, for every
+# script and shell in the guest (the kernel's own /sbin/modprobe calls
+# included). busybox's modprobe first hands a compressed module (.ko.xz,
+# kernel/distro.config) to finit_module(), which the kernel refuses with
+# "Invalid ELF header magic" in its log, before it decompresses it itself;
+# and busybox's shell runs its own applet before it looks at PATH, so the
+# guest's busybox is made to forget them (scripts/busybox-unapplet.py).
+kmod=$(command -v kmod) || die "kmod not found (Debian package kmod)"
+copy_dynamic "$kmod"
+for tool in modprobe insmod rmmod lsmod modinfo depmod; do
+	ln -sf ../usr/bin/kmod "$root/bin/$tool"
+done
+python3 "$MLX_EXT_ROOT/scripts/busybox-unapplet.py" "$root/bin/busybox" \
+	modprobe insmod rmmod lsmod modinfo depmod ||
+	die "cannot make the guest's busybox leave the module tools to kmod"
 
 # The VM tests' areas in /tests, their helpers in /tests/lib (and, for
 # scripts written before there was a lib/, /tests/common.sh and

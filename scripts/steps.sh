@@ -64,7 +64,7 @@ trap summary EXIT
 # own (the harness's) shows each indented under one line of its own: then
 # the files' results are counted, not those lines.
 run_step() {
-	local name=$1 fn=$2 log rc p f s fd tee_pid
+	local name=$1 fn=$2 log rc p f s fd tee_pid planned missing
 	log=$MLX_EXT_BUILD/step-$fn.log
 	say "$name"
 	# tee through a descriptor of its own, waited for by its pid: $! after
@@ -85,6 +85,20 @@ run_step() {
 	read -r p f s < <(ktap_counts "$log.leaves")
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 	awk -v name="$name" '/^ *not ok / { print "FAILED: " name ": " $0 }' "$log"
+	# What the documents planned and did not print (a test that never ran:
+	# a guest that died, a loop cut short) fails, each one; so does a
+	# result beyond the plans, once.
+	planned=$(awk '/^1\.\.[0-9]+/ { sub(/^1\.\./, ""); n += $0 + 0; any = 1 }
+		END { print any ? n : -1 }' "$log.leaves")
+	missing=0
+	if [ "$planned" -gt $((p + f + s)) ]; then
+		missing=$((planned - p - f - s))
+		echo "FAILED: $name: $missing of its $planned planned results missing"
+	elif [ "$planned" -ge 0 ] && [ "$planned" -lt $((p + f + s)) ]; then
+		missing=1
+		echo "FAILED: $name: $((p + f + s)) results for $planned planned"
+	fi
+	failed=$((failed + missing)) f=$((f + missing))
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
 		failed=$((failed + 1)); echo "FAILED: $name (exit $rc, no failed result to say why: see above)"
 	elif [ $((p + f + s)) = 0 ]; then

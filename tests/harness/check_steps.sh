@@ -4,7 +4,8 @@
 # KTAP are tallied by one parser; a step that fails without a failed result,
 # or prints no result at all, is one failure; a step of KTAP files counts
 # their results; cargo's libtest lines become KTAP, and a count that does
-# not match cargo's own "test result:" lines is a failure. Prints KTAP.
+# not match cargo's own "test result:" lines is a failure; results missing
+# from a document's plan fail. Prints KTAP.
 source "$(dirname "$0")/../../scripts/lib.sh"
 set +e
 . "$MLX_EXT_ROOT/tests/vm/lib/ktap.sh"
@@ -31,6 +32,13 @@ tally() {
 		cargo_log=$2
 		s_cargo() { printf "TAP version 13\n"; cargo_ktap "$cargo_log"; }
 		s_procsub() { mapfile -t x < <(echo a); printf "TAP version 13\n1..1\nnot ok 1 c\n"; return 1; }
+		s_short() { printf "TAP version 13\n1..12\n"; for i in $(seq 11); do echo "ok $i t$i"; done; }
+		s_long() { printf "TAP version 13\n1..1\nok 1 a\nok 2 b\n"; }
+		s_files_short() {
+			printf "TAP version 13\n1..1\n"
+			printf "    TAP version 13\n    1..3\n    ok 1 x\n    ok 2 y\nnot ok 1 f1\n"
+			return 1
+		}
 		shift 2
 		STEPS=("$@")
 		run_steps' - "$MLX_EXT_ROOT" "$tmp/cargo.log" "$@" 2>/dev/null | tail -n1
@@ -83,6 +91,15 @@ test_slow_tee_after_process_substitution() {
 	expect_eq "$(PATH=$tmp/bin:$PATH tally 'one | s_ok' 'two | s_procsub')" "1 passed, 1 failed, 1 skipped"
 }
 
-ktap_run test_slow_tee_after_process_substitution test_results_are_tallied test_silent_failure_counts test_no_result_counts \
+# A document that plans 12 and prints 11: the missing one fails; one that
+# prints more than it planned fails once; a KTAP file cut short counts its
+# own missing result.
+test_plan_and_results_agree() {
+	expect_eq "$(tally 'short | s_short')" "11 passed, 1 failed, 0 skipped" || return 1
+	expect_eq "$(tally 'long | s_long')" "2 passed, 1 failed, 0 skipped" || return 1
+	expect_eq "$(tally 'files | s_files_short')" "2 passed, 1 failed, 0 skipped"
+}
+
+ktap_run test_plan_and_results_agree test_slow_tee_after_process_substitution test_results_are_tallied test_silent_failure_counts test_no_result_counts \
 	test_files_of_ktap_count_their_results test_cargo_lines_become_ktap \
 	test_cargo_count_mismatch_fails

@@ -14,7 +14,7 @@ ALL_TESTS="test_load_sees_rxe0 test_sysfs_matches_ib_core test_sysfs_read_only
 	test_atomics_selftest_rejects_bad_input test_show_is_bounded test_layer_selftest
 	test_rename_device test_sysfs_file_open_across_rmmod
 	test_debugfs_file_open_pins_module test_failslab_add_path
-	test_two_devices_in_any_order"
+	test_two_devices_in_any_order test_module_tools_in_a_plain_script"
 
 DIR=$IB/rxe0/mlx_ext
 
@@ -280,6 +280,34 @@ test_two_devices_in_any_order() {
 	expect_eq "$(reported)" "" "loaded with no device" || return 1
 	rdma link add rxe0 type rxe netdev eth0 || return 1
 	expect_eq "$(reported)" "rxe0 " "rxe0 added after the load"
+}
+
+# A script that sources nothing, as one given to make vm-run or typed in
+# make shell, gets kmod's module tools, as on a distribution: busybox's
+# shell runs its own applet of a command's name before it looks at PATH
+# (scripts/busybox-unapplet.py), and busybox's modprobe makes the kernel
+# log "Invalid ELF header magic" for each compressed module it loads. Here
+# sit, compressed with its two dependencies, is loaded and removed, and
+# mlx_ext reloaded: each tool is a file on PATH (kmod), and the log has no
+# such line.
+test_module_tools_in_a_plain_script() {
+	cat >/tmp/plain.sh <<'EOF_PLAIN'
+for t in modprobe insmod rmmod lsmod modinfo; do type $t; done
+modprobe sit && lsmod | grep -q '^sit ' && modprobe -r sit || exit 1
+lsmod | grep -q '^sit ' && exit 1
+rmmod mlx_ext && modprobe mlx_ext && modinfo mlx_ext >/dev/null
+EOF_PLAIN
+	n=$(dmesg | grep -c 'Invalid ELF header')
+	out=$(sh /tmp/plain.sh 2>&1)
+	rc=$?
+	echo "$out"
+	[ $rc = 0 ] || { echo "the plain script failed ($rc)"; return 1; }
+	for t in modprobe insmod rmmod lsmod modinfo; do
+		echo "$out" | grep -q "^$t is /" || { echo "$t is not a file on PATH"; return 1; }
+	done
+	expect_eq "$(readlink /bin/modprobe)" ../usr/bin/kmod "/bin/modprobe" || return 1
+	expect_eq "$(dmesg | grep -c 'Invalid ELF header')" "$n" "'Invalid ELF header' lines" || return 1
+	[ -d $DIR ] || { echo "$DIR missing after the reload"; return 1; }
 }
 
 ktap_main "$@"

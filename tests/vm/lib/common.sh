@@ -3,16 +3,6 @@
 
 IB=/sys/class/infiniband
 
-# Where the guest has kmod (scripts/mkinitramfs.sh puts it in for a kernel
-# with compressed modules, /bin/modprobe and the others link to it), the
-# module tools are kmod's, as on a distribution: busybox's shell would run
-# its own applets otherwise.
-if [ -x /usr/bin/kmod ]; then
-	for tool in modprobe insmod rmmod lsmod modinfo; do
-		eval "$tool() { /bin/$tool \"\$@\"; }"
-	done
-fi
-
 # What in the kernel log means something went wrong (a splat, a lockdep or
 # kmemleak report, a refcount or kobject misuse).
 KERNEL_SPLAT='WARNING:|BUG[: ]|Oops|refcount_t|general protection|Call Trace|UBSAN|possible (circular|recursive) locking|unreferenced object|kobject.*(not initialized|already)|module verification failed|Invalid ELF header'
