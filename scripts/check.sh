@@ -5,7 +5,8 @@
 # cargo's results are turned into KTAP lines), which one parser tallies
 # (ktap_counts, lib.sh); a step that exits non-zero without a failed result
 # to say why, or prints no result at all, counts as one failure, so a step
-# that fails to start is never a silent skip. The last line sums up every
+# that fails to start is never a silent skip; so is each result a step's
+# plans announce and it does not print (run_step, scripts/steps.sh). The last line sums up every
 # step: "N passed, N failed, N skipped". Every step that could hang has a
 # time limit (MLX_EXT_*_TIMEOUT).
 #

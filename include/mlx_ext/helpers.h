@@ -380,7 +380,7 @@ int mlx_ext_rs_post_atomic(struct mlx_ext_qp *qp, struct mlx_ext_atomic *op,
 /**
  * mlx_ext_sync_pool_create - make the slab cache and the mempool of the
  * waiters of mlx_ext_atomic() (rust/helpers/export.c), when the module
- * loads; 0 or -ENOMEM
+ * loads; 0, -ENOMEM, or -EBUSY if they exist already
  */
 int mlx_ext_sync_pool_create(void);
 

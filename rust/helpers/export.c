@@ -147,6 +147,9 @@ static mempool_t *mlx_ext_sync_pool;
 
 int mlx_ext_sync_pool_create(void)
 {
+	/* One pool for the module: a second would replace the first. */
+	if (mlx_ext_sync_pool)
+		return -EBUSY;
 	mlx_ext_sync_cache = KMEM_CACHE(mlx_ext_sync_op, 0);
 	if (!mlx_ext_sync_cache)
 		return -ENOMEM;
@@ -154,6 +157,7 @@ int mlx_ext_sync_pool_create(void)
 						     mlx_ext_sync_cache);
 	if (!mlx_ext_sync_pool) {
 		kmem_cache_destroy(mlx_ext_sync_cache);
+		mlx_ext_sync_cache = NULL;
 		return -ENOMEM;
 	}
 	return 0;
@@ -163,6 +167,8 @@ void mlx_ext_sync_pool_destroy(void)
 {
 	mempool_destroy(mlx_ext_sync_pool);
 	kmem_cache_destroy(mlx_ext_sync_cache);
+	mlx_ext_sync_pool = NULL;
+	mlx_ext_sync_cache = NULL;
 }
 
 /* A kept waiter, or a new one (NULL: none could be allocated). Process

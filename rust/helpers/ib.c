@@ -186,17 +186,19 @@ void mlx_ext_rcu_read_unlock(void)
 }
 
 /*
- * Another registration reference, for a caller that holds one (the count is
- * not zero). refcount_inc() rather than ib_device_try_get()
- * (include/rdma/ib_verbs.h, refcount_inc_not_zero()), so that a broken
- * invariant cannot hand out a reference that was never taken: on a count of
- * zero it warns ("addition on 0; use-after-free") and saturates the count
- * (lib/refcount.c, refcount_warn_saturate()), after which ib_device_put()
- * never reaches zero: the device leaks and is never freed under its holder.
+ * Another registration reference, for a caller that holds one, so that the
+ * count is not zero (the invariant rust/ib/device.rs states where its type
+ * is; ib_device_try_get() cannot fail then). Should it fail all the same,
+ * the device's last reference went (disable_device() in
+ * drivers/infiniband/core/device.c goes on to free it), and no reference
+ * can be made: the warning is the only thing left to do, and a
+ * use-after-free may follow.
  */
 void mlx_ext_ib_device_get(struct ib_device *dev)
 {
-	refcount_inc(&dev->refcount);
+	WARN_ONCE(!ib_device_try_get(dev),
+		  "mlx_ext: a reference to %s taken after its last one went\n",
+		  dev_name(&dev->dev));
 }
 
 void *mlx_ext_ib_get_client_data(struct ib_device *dev, struct ib_client *client)

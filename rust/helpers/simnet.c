@@ -50,17 +50,17 @@ static netdev_tx_t simnet_xmit(struct sk_buff *skb, struct net_device *dev)
 	return NETDEV_TX_OK;
 }
 
-/*
- * ipoib_get_vf_config() asks the driver first (ib_get_vf_config(), mlx5_ib's
- * get_vf_config, which reads the vport's state policy); the simulator has no
- * such operation, so the VF's number and an automatic link state.
- */
 /* Whether @vf is one of the PF's VFs. */
 static bool simnet_vf_ok(struct net_device *dev, int vf)
 {
 	return vf >= 0 && vf < pci_num_vf(to_pci_dev(dev->dev.parent));
 }
 
+/*
+ * ipoib_get_vf_config() asks the driver first (ib_get_vf_config(), mlx5_ib's
+ * get_vf_config, which reads the vport's state policy); the simulator has no
+ * such operation, so the VF's number and an automatic link state.
+ */
 static int simnet_get_vf_config(struct net_device *dev, int vf,
 				struct ifla_vf_info *ivf)
 {
@@ -178,8 +178,10 @@ void mlx_ext_simnet_del(void *netdev)
  * registered unlocked; mlx_ext's vport files take it too
  * (rust/helpers/iov.c). mlx5 keeps what it set in vfs_ctx, which RTNL
  * serialises. ASSERT_RTNL() would pass whenever any task holds RTNL;
- * lockdep knows whether this one does. Without lockdep (a production
- * kernel), whether any task does. Warns once when it does not.
+ * lockdep knows whether this one does (until an earlier report turns
+ * lockdep off: then it answers yes, and the log already has that report,
+ * which fails the run). Without lockdep (a production kernel), whether any
+ * task does. Warns once when it does not.
  */
 bool mlx_ext_simnet_rtnl_held(void)
 {

@@ -33,10 +33,14 @@ use kernel::{init::InPlaceInit, prelude::*, sync::Arc, types::Opaque};
 /// under it. Such a hang names the unregistering task (the hung-task
 /// detector's report, after its timeout), not the holder.
 ///
-/// `inc_ref` takes a reference only where one is held already (the
-/// `AlwaysRefCounted` implementation below says why the count is never zero
-/// there); should that ever be wrong, `refcount_inc()` warns and saturates
-/// the count, so the device leaks rather than being freed under an `ARef`.
+/// The invariant `inc_ref` rests on: a `&Device` exists only while a
+/// registration reference is held (ib_core's around a client callback, a
+/// ULP's device between its add and remove, or an `ARef`), so the count
+/// is never zero where another is taken, and `ib_device_try_get` cannot
+/// fail there. It is not checked at run time but by that construction:
+/// nothing in this layer makes a `&Device` from a pointer that no held
+/// reference covers. A failure would be a bug of this layer, with a
+/// warning and no reference taken.
 #[repr(transparent)]
 pub struct Device(Opaque<bindings::ib_device>);
 
@@ -53,9 +57,8 @@ unsafe impl Sync for Device {}
 // the device of a PD a ULP passes in ([`super::qp::Pd::device`], of a
 // device between the ULP's add and remove), or an `ARef`. The count is
 // never zero while one exists, so `inc_ref` can always take another, and
-// the device is not freed before the count drops to zero. Were it zero,
-// `mlx_ext_ib_device_get` (`refcount_inc()`) would warn and saturate the
-// count: no reference is handed out that was not taken.
+// the device is not freed before the count drops to zero (the invariant
+// stated at the type).
 unsafe impl AlwaysRefCounted for Device {
     fn inc_ref(&self) {
         // SAFETY: The device is valid and its count is not zero (above).

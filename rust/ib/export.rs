@@ -188,23 +188,28 @@ pub unsafe trait AtomicApi: 'static {
 /// cache and the mempool that keeps some for reuse, made by [`Self::new`]
 /// and destroyed when this is dropped: at the module's exit, when no ULP is
 /// left to have an operation pending. The module owns it for its life.
+///
+/// # Invariants
+///
+/// At most one exists: the C side refuses to make a second pool.
 pub struct SyncWaiters(());
 
 impl SyncWaiters {
-    /// Makes the cache and the pool.
+    /// Makes the cache and the pool; `EBUSY` if a `SyncWaiters` exists.
     pub fn new() -> Result<Self> {
-        // SAFETY: Called once, from the module's init, before any ULP can
-        // call mlx_ext_atomic(); the matching destroy is `drop`'s.
+        // SAFETY: No precondition: it refuses (`EBUSY`) while the pool
+        // exists, so that `drop` destroys only the pool this one made.
         to_result(unsafe { bindings::mlx_ext_sync_pool_create() })?;
+        // INVARIANT: The pool did not exist, and now is this one's.
         Ok(Self(()))
     }
 }
 
 impl Drop for SyncWaiters {
     fn drop(&mut self) {
-        // SAFETY: `new` made the pool. The module exits: every ULP that
-        // could call mlx_ext_atomic() has gone, and with it every QP and
-        // operation.
+        // SAFETY: `new` made the pool, the only one (invariant). The module
+        // exits: every ULP that could call mlx_ext_atomic() has gone, and
+        // with it every QP and operation.
         unsafe { bindings::mlx_ext_sync_pool_destroy() };
     }
 }

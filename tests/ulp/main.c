@@ -102,6 +102,9 @@
  *	an attached QP whose receive CQ is that CQ (attached: only detached,
  *	then destroyed by the ULP): "status S destroyed 1", or "hung".
  *	mlx_ext warns of the context (not for attached).
+ *   syncwait DEV
+ *	One mlx_ext_atomic() (fetch-and-add 1) from the writing task, which a
+ *	test may kill meanwhile: "ret R response V"; "syncresult" gives R.
  *   heldsync DEV
  *	One mlx_ext_atomic() on the QP of "hold DEV N api" (a masked
  *	fetch-and-add of 1 on its word 1, the 63rd bit a boundary):

@@ -292,11 +292,11 @@ pub enum PostError {
 }
 
 impl PostError {
-    /// Returns the Linux errno of the error, positive (`EINVAL` = 22):
+    /// Returns the Linux errno of the error, positive (`EINVAL`):
     /// `post_send` returns its negation.
     pub const fn errno(&self) -> i32 {
         match self {
-            Self::Inval => 22,
+            Self::Inval => crate::errno::EINVAL,
         }
     }
 

@@ -6,6 +6,7 @@
 
 use super::text::decimal;
 use crate::caps::WrClass;
+use crate::errno::{EINVAL, EOPNOTSUPP};
 
 /// Pending injected creation failures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -79,7 +80,7 @@ impl CreateFaults {
 pub struct OpcodeRefusal {
     /// Which opcodes: nothing when `errno` is 0.
     pub scope: RefusedOpcodes,
-    /// The errno returned: 0 (nothing refused), 22 or 95.
+    /// The errno returned: 0 (nothing refused), `EINVAL` or `EOPNOTSUPP`.
     pub errno: i32,
 }
 
@@ -145,8 +146,8 @@ impl OpcodeRefusal {
             _ => return None,
         };
         let errno = match fields.next()? {
-            b"EINVAL" => 22,
-            b"EOPNOTSUPP" => 95,
+            b"EINVAL" => EINVAL,
+            b"EOPNOTSUPP" => EOPNOTSUPP,
             _ => return None,
         };
         if fields.next().is_some() {
@@ -158,12 +159,12 @@ impl OpcodeRefusal {
     /// What reading the file shows before the count: as written.
     pub fn text(self) -> &'static str {
         match (self.errno, self.scope) {
-            (22, RefusedOpcodes::Masked) => "masked EINVAL",
-            (22, RefusedOpcodes::FetchAdd) => "fetch_add EINVAL",
-            (22, RefusedOpcodes::All) => "all EINVAL",
-            (95, RefusedOpcodes::Masked) => "masked EOPNOTSUPP",
-            (95, RefusedOpcodes::FetchAdd) => "fetch_add EOPNOTSUPP",
-            (95, RefusedOpcodes::All) => "all EOPNOTSUPP",
+            (EINVAL, RefusedOpcodes::Masked) => "masked EINVAL",
+            (EINVAL, RefusedOpcodes::FetchAdd) => "fetch_add EINVAL",
+            (EINVAL, RefusedOpcodes::All) => "all EINVAL",
+            (EOPNOTSUPP, RefusedOpcodes::Masked) => "masked EOPNOTSUPP",
+            (EOPNOTSUPP, RefusedOpcodes::FetchAdd) => "fetch_add EOPNOTSUPP",
+            (EOPNOTSUPP, RefusedOpcodes::All) => "all EOPNOTSUPP",
             _ => "none",
         }
     }
