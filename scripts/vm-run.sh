@@ -17,7 +17,7 @@
 # here, else TCG), MLX_EXT_VM_TIMEOUT seconds (default 900),
 # MLX_EXT_VM_APPEND more kernel command line (mlx_ext_areas=a,b there runs
 # only those areas of tests/vm/check.sh, mlx_ext_tests=a,b only those
-# tests: tests/vm/lib/area.sh).
+# tests: tests/vm/lib/area.sh), MLX_EXT_TCG_THREAD=single|multi (below).
 source "$(dirname "$0")/lib.sh"
 
 interactive=0
@@ -85,7 +85,10 @@ show_cmd() {
 # report_generic.c:128-140). QEMU 7.2's TCG "max" offers LA57
 # (target/i386/cpu.c:661-663, 849, 6206-6215), as "host" does on a host with
 # LA57.
-tcg_cpu=(-accel tcg -cpu max,la57=off)
+# MLX_EXT_TCG_THREAD=single runs both vCPUs on one host thread (QEMU's
+# -accel tcg,thread=single) instead of one thread each (multi, QEMU's
+# default where the target supports it).
+tcg_cpu=(-accel "tcg${MLX_EXT_TCG_THREAD:+,thread=$MLX_EXT_TCG_THREAD}" -cpu max,la57=off)
 kvm_cpu=(-accel kvm -cpu host,la57=off)
 
 # Nested KVM is broken on some hosts (ENVIRONMENT.md): use it only if a
