@@ -169,17 +169,14 @@ unsafe impl AtomicApi for Api {
 
     fn create_qp(dev: Arc<DevState>, pd: &Pd, init: &mut QpInit) -> Result<Arc<ExtQp>> {
         const WHAT: &str = "mlx_ext_create_qp";
-        let why = if !init.is_rc() {
-            Some(QpRefusal::NotRc)
-        } else if init.has_srq() {
-            Some(QpRefusal::Srq)
-        } else if !init.send_cq_usable() || !init.recv_cq_usable() {
-            Some(QpRefusal::CqsUnusable)
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            return Err(refuse(&dev, WHAT, why));
+        if !init.is_rc() {
+            return Err(refuse(&dev, WHAT, QpRefusal::NotRc));
+        }
+        if init.has_srq() {
+            return Err(refuse(&dev, WHAT, QpRefusal::Srq));
+        }
+        if !init.send_cq_usable() || !init.recv_cq_usable() {
+            return Err(refuse(&dev, WHAT, QpRefusal::CqsUnusable));
         }
         let asked = init.create_flags();
         let (driver_flags, flags) =
