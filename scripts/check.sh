@@ -31,7 +31,7 @@ STEPS=(
 	"host: make rust-analyzer describes the module's crates | step_rust_analyzer"
 	"host: checkpatch.pl --strict on the C files | step_checkpatch"
 	"host: the fixes in patches/upstream/ apply to 7.x and pass checkpatch | step_upstream_patches"
-	"vm: the VM tests in QEMU on the debug kernel (7.x) | step_vm"
+	"vm: the VM tests in two QEMU guests on the debug kernel (7.x) | step_vm"
 	"kernel: the production-config kernel, 6.12 (kernel/production.config) | step_production_kernel"
 	"kernel: mlx_ext.ko built for 6.12 (GCC) with CLIPPY=1, no warnings allowed | step_module_612"
 	"install: the 7.x kernel's headers as Arch, Ubuntu and Debian package them; refusals | step_layouts"
@@ -189,9 +189,10 @@ step_upstream_patches() {
 	return $rc
 }
 
-# The suite's KTAP comes through the console; scripts/vm-run.sh fails the
-# run on a splat, a timeout or a guest that did not finish, which the
-# runner counts as one failure when no test failed.
+# The suite in two guests at once (scripts/vm-suite.sh, the split in
+# tests/vm/split.txt): one KTAP document, each guest's verdict (a splat, a
+# panic, a timeout, a guest that did not finish, its plan against its
+# results) a result of its own.
 step_vm() {
 	local extra=$MLX_EXT_BUILD/vm-extra
 	need_kdir "VM tests" || return 1
@@ -201,7 +202,7 @@ step_vm() {
 	# measurements.rst: its limit leaves room for a busy machine (a hang
 	# is still caught).
 	MLX_EXT_VM_TIMEOUT=${MLX_EXT_VM_TIMEOUT:-2700} \
-		"$MLX_EXT_ROOT/scripts/vm-run.sh" tests/vm/check.sh "$kdir" "$extra"
+		"$MLX_EXT_ROOT/scripts/vm-suite.sh" run "$kdir" "$extra"
 }
 
 pkdir=

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Measures the VM suite in two guests at once against one guest, on this
 # machine, in one sitting (issue 48): rounds of
-#   one:    tests/vm/check.sh in one guest, every area;
+#   one:    tests/vm/check.sh in one guest, every area, multi-threaded TCG
+#           (make check's VM step before it ran two guests);
 #   multi:  two guests at once, areas split in A and B, QEMU's default
 #           multi-threaded TCG (a host thread per vCPU: 4 on 2 cores);
 #   single: the same with MLX_EXT_TCG_THREAD=single (one host thread per
@@ -81,7 +82,7 @@ for setup in "${setups[@]}"; do
 	start=$SECONDS
 	case $setup in
 	one)
-		guest "one$n" "" ""
+		guest "one$n" "" multi
 		sample "$(eval echo \$pid_one$n)" "$out/$setup-$n-one.cpu" "measure/one$n/" &
 		wait
 		wall=$((SECONDS - start))

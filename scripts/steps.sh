@@ -64,7 +64,7 @@ trap summary EXIT
 # own (the harness's) shows each indented under one line of its own: then
 # the files' results are counted, not those lines.
 run_step() {
-	local name=$1 fn=$2 log rc p f s fd tee_pid planned missing
+	local name=$1 fn=$2 log rc p f s fd tee_pid planned missing t0=$SECONDS
 	log=$MLX_EXT_BUILD/step-$fn.log
 	say "$name"
 	# tee through a descriptor of its own, waited for by its pid: $! after
@@ -99,6 +99,8 @@ run_step() {
 		echo "FAILED: $name: $((p + f + s)) results for $planned planned"
 	fi
 	failed=$((failed + missing)) f=$((f + missing))
+	# Each step's time, for the budget (Documentation/measurements.rst).
+	say "step took $((SECONDS - t0)) s: $name"
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
 		failed=$((failed + 1)); echo "FAILED: $name (exit $rc, no failed result to say why: see above)"
 	elif [ $((p + f + s)) = 0 ]; then

@@ -17,7 +17,9 @@
 # here, else TCG), MLX_EXT_VM_TIMEOUT seconds (default 900),
 # MLX_EXT_VM_APPEND more kernel command line (mlx_ext_areas=a,b there runs
 # only those areas of tests/vm/check.sh, mlx_ext_tests=a,b only those
-# tests: tests/vm/lib/area.sh), MLX_EXT_TCG_THREAD=single|multi (below).
+# tests: tests/vm/lib/area.sh), MLX_EXT_TCG_THREAD=single|multi (below),
+# MLX_EXT_VM_NAME the logs' NAME (default: the script's; scripts/vm-suite.sh
+# names each of its guests).
 source "$(dirname "$0")/lib.sh"
 
 interactive=0
@@ -28,7 +30,7 @@ fi
 [ $# -ge 2 ] || die "usage: vm-run.sh [--shell] SCRIPT KERNEL_DIR [EXTRA_DIR]"
 script=$1 kdir=$2 extra=${3:-}
 [ -f "$script" ] || die "guest script '$script' not found"
-name=$(basename "$script" .sh)
+name=${MLX_EXT_VM_NAME:-$(basename "$script" .sh)}
 timeout=${MLX_EXT_VM_TIMEOUT:-900}
 mkdir -p "$MLX_EXT_BUILD"
 initrd=$MLX_EXT_BUILD/initramfs-$name.cpio
@@ -85,10 +87,14 @@ show_cmd() {
 # report_generic.c:128-140). QEMU 7.2's TCG "max" offers LA57
 # (target/i386/cpu.c:661-663, 849, 6206-6215), as "host" does on a host with
 # LA57.
-# MLX_EXT_TCG_THREAD=single runs both vCPUs on one host thread (QEMU's
-# -accel tcg,thread=single) instead of one thread each (multi, QEMU's
-# default where the target supports it).
-tcg_cpu=(-accel "tcg${MLX_EXT_TCG_THREAD:+,thread=$MLX_EXT_TCG_THREAD}" -cpu max,la57=off)
+# MLX_EXT_TCG_THREAD=single, the default, runs both vCPUs on one host
+# thread (QEMU's -accel tcg,thread=single); multi gives each its own (QEMU's
+# default where the target supports it). QEMU 7.2's multi-threaded TCG can
+# run a stale translation of a site the kernel patched (an int3 panic in
+# about one boot in sixteen), which QEMU 8.1 fixed; with two guests at once,
+# single is also the faster (Documentation/building.rst, "Two guests at
+# once, and boots counted"; the figures: measurements.rst).
+tcg_cpu=(-accel "tcg,thread=${MLX_EXT_TCG_THREAD:-single}" -cpu max,la57=off)
 kvm_cpu=(-accel kvm -cpu host,la57=off)
 
 # Nested KVM is broken on some hosts (ENVIRONMENT.md): use it only if a

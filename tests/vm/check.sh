@@ -8,6 +8,8 @@
 # On the kernel command line (MLX_EXT_VM_APPEND):
 #   mlx_ext_areas=a,b   runs only the areas a.sh and b.sh
 #   mlx_ext_tests=a,b   runs only test_a and test_b, each in its area
+#   mlx_ext_guest=g     this is guest g of two (scripts/vm-suite.sh): the
+#                       closing checks are named for it (no_leaks_g)
 
 . /tests/lib/area.sh
 
@@ -62,6 +64,7 @@ for a in $areas; do
 	set -- $want
 	[ $# -gt 0 ] || continue
 	echo "# area $a: $# tests"
+	area_t0=$(cut -d' ' -f1 /proc/uptime)
 	# Shown as it comes (the console is the log) and kept to be counted.
 	MLX_EXT_KTAP_FIRST=$n sh /tests/$a.sh 2>&1 | tee /tmp/area.out
 	# What the area ran: its results add to the totals; a test it never
@@ -81,6 +84,8 @@ for a in $areas; do
 		done
 	fi
 	n=$((ktap_n + 1))
+	# The area's whole time, its setup included (scripts/vm-suite.sh times).
+	echo "# area $a took $(awk -v a="$area_t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.1f", b - a }') s"
 	# Whatever an area that died or failed its cleanup left would fail
 	# the next area's setup: removed here, and said.
 	left=$(stack_left)
@@ -89,5 +94,6 @@ for a in $areas; do
 		stack_down | sed 's/^/# /'
 	fi
 done
-for t in $CLOSING_TESTS; do ktap_test "$t"; done
+guest=$(cmdline_list mlx_ext_guest)
+for t in $CLOSING_TESTS; do ktap_test "$t" "${t#test_}${guest:+_$guest}"; done
 ktap_totals
