@@ -11,6 +11,12 @@
 # goes to stderr, the kernel's own output to the build log in the cache
 # directory.
 #
+# MLX_EXT_KERNEL_BUILD=tree builds, instead of a bootable kernel, the tree an
+# out-of-tree module build needs (make check's 6.12 leg): configured and
+# prepared, with the Rust crates, and a Module.symvers of vmlinux and the
+# RDMA core modules, so that modpost checks every symbol the tree's modules
+# use. Documentation/building.rst, "The 6.12 tree", says why that much.
+#
 # Clones and CI share the cache; cached_build (lib.sh) locks it, so a second
 # `make kernel` of the same key waits for the first and reuses its tree.
 source "$(dirname "$0")/lib.sh"
@@ -68,24 +74,46 @@ build_kernel() { # DIR: builds the kernel in the empty directory DIR
 	done < <(cat "${fragments[@]}")
 	((dropped == 0)) || die "the kernel config lost options asked for by ${fragments[*]#"$MLX_EXT_ROOT"/} (a dependency is missing)"
 
-	say "kernel: building bzImage and modules with -j$jobs (timeout ${build_timeout}s; progress every minute)"
-	timeout -k 10 "$build_timeout" make -C "$src" "${vars[@]}" -j"$jobs" bzImage modules >>"$log" 2>&1 &
-	make_pid=$!
-	while kill -0 "$make_pid" 2>/dev/null; do
-		for _ in $(seq 60); do
-			sleep 1
+	# What to build: a bootable kernel, bzImage and every module, or the
+	# tree: modules_prepare (scripts, the generated headers and, with
+	# CONFIG_RUST, rust/: Makefile's prepare target), vmlinux.o (the
+	# phony vmlinux_o: vmlinux.o would be a single-target build), and the
+	# modules whose exports the tree's modules use (modinfo -F depends:
+	# ib_core, rdma_cm and what rdma_cm needs), whose single-target build
+	# runs modpost over vmlinux.o and them and writes Module.symvers
+	# (Makefile's single_modules, scripts/Makefile.modpost).
+	local ib=drivers/infiniband/core
+	if [ "$MLX_EXT_KERNEL_BUILD" = tree ]; then
+		goals=("modules_prepare vmlinux_o" "$ib/ib_core.ko $ib/ib_cm.ko $ib/iw_cm.ko $ib/rdma_cm.ko")
+	else
+		goals=("bzImage modules")
+	fi
+	local g
+	for g in "${goals[@]}"; do
+		say "kernel: building $g with -j$jobs (timeout ${build_timeout}s; progress every minute)"
+		# shellcheck disable=SC2086 # each goal list is words
+		timeout -k 10 "$build_timeout" make -C "$src" "${vars[@]}" -j"$jobs" $g >>"$log" 2>&1 &
+		make_pid=$!
+		while kill -0 "$make_pid" 2>/dev/null; do
+			for _ in $(seq 60); do
+				sleep 1
+				kill -0 "$make_pid" 2>/dev/null || break
+			done
 			kill -0 "$make_pid" 2>/dev/null || break
+			say "kernel: $(((SECONDS - start) / 60)) min, $(grep -cE '^  (CC|RUSTC|AS|LD)' "$log") files built so far"
 		done
-		kill -0 "$make_pid" 2>/dev/null || break
-		say "kernel: $(((SECONDS - start) / 60)) min, $(grep -cE '^  (CC|RUSTC|AS|LD)' "$log") files built so far"
+		wait "$make_pid" || {
+			rc=$?
+			[ "$rc" = 124 ] && failed "kernel build timed out after ${build_timeout}s"
+			failed "kernel build failed (exit $rc)"
+		}
 	done
-	wait "$make_pid" || {
-		rc=$?
-		[ "$rc" = 124 ] && failed "kernel build timed out after ${build_timeout}s"
-		failed "kernel build failed (exit $rc)"
-	}
-	say "kernel: installing modules"
-	km -s INSTALL_MOD_PATH="$dir/modinst" modules_install || failed "modules_install failed"
+	if [ "$MLX_EXT_KERNEL_BUILD" = tree ]; then
+		[ -s "$src/Module.symvers" ] || failed "the tree has no Module.symvers"
+	else
+		say "kernel: installing modules"
+		km -s INSTALL_MOD_PATH="$dir/modinst" modules_install || failed "modules_install failed"
+	fi
 	kernel_inputs >"$dir/inputs"
 	echo "$((SECONDS - start))" >"$dir/build-seconds"
 	say "kernel: built in $((SECONDS - start)) s"

@@ -58,6 +58,14 @@ debug | production | bench) ;;
 *) die "MLX_EXT_KERNEL=$MLX_EXT_KERNEL: it is debug, production or bench" ;;
 esac
 
+# What of the kernel build-kernel.sh builds: image, a bootable kernel and
+# its modules, or tree, what an out-of-tree module build needs.
+MLX_EXT_KERNEL_BUILD=${MLX_EXT_KERNEL_BUILD:-image}
+case "$MLX_EXT_KERNEL_BUILD" in
+image | tree) ;;
+*) die "MLX_EXT_KERNEL_BUILD=$MLX_EXT_KERNEL_BUILD: it is image or tree" ;;
+esac
+
 # The kernel series of the flavour: debug is 7.x, production 6.12.
 kernel_series() {
 	if [ "$MLX_EXT_KERNEL" = production ]; then echo 6.12; else echo 7; fi
@@ -122,6 +130,7 @@ kernel_inputs() {
 	echo "bindgen $("$KBINDGEN" --version 2>/dev/null || echo missing)"
 	echo "bindgen's libclang: $(bindgen_libclang)"
 	echo "kernel: $MLX_EXT_KERNEL"
+	echo "build: $MLX_EXT_KERNEL_BUILD"
 	if [ "$MLX_EXT_KERNEL" = production ]; then
 		echo "gcc $(gcc --version 2>/dev/null | head -n1 || echo missing)"
 		echo "ld $(ld --version 2>/dev/null | head -n1 || echo missing)"
@@ -234,6 +243,10 @@ sign_module() {
 }
 
 kernel_key() { kernel_inputs | sha256sum | cut -c1-16; }
-kernel_dir() { echo "$MLX_EXT_CACHE/kernel-$MLX_EXT_KERNEL-$(kernel_key)"; }
+kernel_dir() {
+	local part=
+	[ "$MLX_EXT_KERNEL_BUILD" = image ] || part=-$MLX_EXT_KERNEL_BUILD
+	echo "$MLX_EXT_CACHE/kernel-$MLX_EXT_KERNEL$part-$(kernel_key)"
+}
 # The kernel tree inside a cached kernel directory, whatever its series.
 ksrc() { echo "$1/linux"; }
