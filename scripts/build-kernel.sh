@@ -92,7 +92,8 @@ build_kernel() { # DIR: builds the kernel in the empty directory DIR
 	for g in "${goals[@]}"; do
 		say "kernel: building $g with -j$jobs (timeout ${build_timeout}s; progress every minute)"
 		# shellcheck disable=SC2086 # each goal list is words
-		timeout -k 10 "$build_timeout" make -C "$src" "${vars[@]}" -j"$jobs" $g >>"$log" 2>&1 &
+		# One deadline for the whole build, whatever its goals.
+		timeout -k 10 "$((build_timeout - (SECONDS - start)))" make -C "$src" "${vars[@]}" -j"$jobs" $g >>"$log" 2>&1 &
 		make_pid=$!
 		while kill -0 "$make_pid" 2>/dev/null; do
 			for _ in $(seq 60); do

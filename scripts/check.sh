@@ -11,10 +11,10 @@
 # time limit (MLX_EXT_*_TIMEOUT).
 #
 # Every VM step runs on the debug kernel (7.x: the debug options and the
-# distribution's module options, kernel/distro.config) whatever the
-# environment says; the 6.12 steps ask for the production one (6.12)
+# distribution's module options, kernel/distro.config), a bootable one,
+# whatever the environment says; the 6.12 steps ask for the production one
 # themselves.
-export MLX_EXT_KERNEL=debug
+export MLX_EXT_KERNEL=debug MLX_EXT_KERNEL_BUILD=image
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/steps.sh"
 set +e

@@ -8,6 +8,8 @@
 #           multi-threaded TCG (a host thread per vCPU: 4 on 2 cores);
 #   single: the same with MLX_EXT_TCG_THREAD=single (one host thread per
 #           guest round-robins its two vCPUs);
+#   suite:  make check's VM step, scripts/vm-suite.sh run (its own split,
+#           tests/vm/split.txt, and its TCG default; AREAS_* unused);
 # in the order given (default: multi single multi single, ABAB), each
 # QEMU's threads' CPU sampled once a second from /proc. Prints one line a
 # run: setup, wall seconds of each guest and of the pair, QEMU's CPU-seconds
@@ -19,7 +21,7 @@
 # The modules at the top of the tree must be built for KERNEL_DIR.
 source "$(dirname "$0")/lib.sh"
 
-[ $# -ge 3 ] || die "usage: measure-two-guests.sh KERNEL_DIR AREAS_A AREAS_B [one|multi|single...]"
+[ $# -ge 3 ] || die "usage: measure-two-guests.sh KERNEL_DIR AREAS_A AREAS_B [one|multi|single|suite...]"
 kdir=$1 areas_a=$2 areas_b=$3
 shift 3
 setups=("$@")
@@ -100,6 +102,23 @@ for setup in "${setups[@]}"; do
 		ca=$(cpu "$out/$setup-$n-a.cpu") cb=$(cpu "$out/$setup-$n-b.cpu")
 		echo "run $n $setup: wall ${wall}s, QEMU ${ca}+${cb} CPU-s, $(awk -v c=$((ca + cb)) -v w="$wall" 'BEGIN { printf "%.2f", c / w }') cores; $(verdict a$n); $(verdict b$n)"
 		;;
-	*) die "unknown setup '$setup' (one, multi, single)" ;;
+	suite)
+		mkdir -p "$out/suite$n"
+		(
+			export MLX_EXT_BUILD=$out/suite$n MLX_EXT_VM_TIMEOUT=2700
+			start=$SECONDS
+			"$MLX_EXT_ROOT/scripts/vm-suite.sh" run "$kdir" "$extra" >"$out/suite$n/run.log" 2>&1
+			echo "$? $((SECONDS - start))" >"$out/suite$n/result"
+		) &
+		pid=$!
+		sample "$pid" "$out/$setup-$n-a.cpu" "suite$n/initramfs-check-a" &
+		sample "$pid" "$out/$setup-$n-b.cpu" "suite$n/initramfs-check-b" &
+		wait
+		wall=$((SECONDS - start))
+		ca=$(cpu "$out/$setup-$n-a.cpu") cb=$(cpu "$out/$setup-$n-b.cpu")
+		read -r rc _ <"$out/suite$n/result"
+		echo "run $n suite: wall ${wall}s, QEMU ${ca}+${cb} CPU-s, $(awk -v c=$((ca + cb)) -v w="$wall" 'BEGIN { printf "%.2f", c / w }') cores; rc=$rc $(grep -m1 '^# Totals' "$out/suite$n/run.log")"
+		;;
+	*) die "unknown setup '$setup' (one, multi, single, suite)" ;;
 	esac
 done

@@ -36,6 +36,7 @@ mkdir -p "$MLX_EXT_BUILD"
 initrd=$MLX_EXT_BUILD/initramfs-$name.cpio
 log=$MLX_EXT_BUILD/console-$name.log
 bzimage=$(ksrc "$kdir")/arch/x86/boot/bzImage
+[ "$MLX_EXT_KERNEL_BUILD" = image ] || die "MLX_EXT_KERNEL_BUILD=$MLX_EXT_KERNEL_BUILD: a VM boots an image, which a tree has not"
 [ -f "$bzimage" ] || die "no kernel image at $bzimage (run: make kernel)"
 modules=("$MLX_EXT_ROOT"/*.ko)
 [ -f "${modules[0]}" ] || die "no module built in $MLX_EXT_ROOT (run: make module)"

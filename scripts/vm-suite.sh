@@ -16,9 +16,9 @@
 #                              host computes them from their ALL_TESTS
 #   times LOG...               each area's seconds in console logs
 #   table LOG...               a new split table from console logs
-#   merge GUEST FIRST PLAN CONSOLE RUNLOG
+#   merge GUEST FIRST PLAN CONSOLE RUNLOG RC
 #                              the guest's part of the document, numbered
-#                              from FIRST (the host's tests of it use this)
+#                              from FIRST
 # Environment: MLX_EXT_VM_TIMEOUT (each guest's limit), and what vm-run.sh
 # reads; MLX_EXT_SPLIT another table, MLX_EXT_VM_RUN another vm-run.sh (the
 # harness's tests: tests/harness/vm_split.sh); MLX_EXT_VM_APPEND reaches both guests, and may not choose areas or
@@ -67,7 +67,7 @@ closing() {
 
 # split [--strict]: reads the table; prints each guest's areas.
 split() {
-	local strict=${1:-} area guest secs rc=0 known line
+	local strict=${1:-} area guest secs rc=0 known line longest=0
 	declare -A where load
 	known=" $(areas | xargs) "
 	load=([a]=0 [b]=0)
@@ -83,6 +83,7 @@ split() {
 		fi
 		where[$area]=$guest
 		load[$guest]=$((load[$guest] + secs))
+		[ "$secs" -le "$longest" ] || longest=$secs
 	done <"$table"
 	for area in $known; do
 		[ -z "${where[$area]:-}" ] || continue
@@ -91,6 +92,9 @@ split() {
 		echo "mlx_ext: warning: area $area is not in $table: it runs in the lighter guest, $guest" >&2
 		[ "$strict" != --strict ] || rc=1
 		where[$area]=$guest
+		# Its time unknown, it counts as the longest area's, so that the
+		# next missing area may go to the other guest.
+		load[$guest]=$((load[$guest] + longest))
 	done
 	for guest in "${guests[@]}"; do
 		line=
@@ -131,15 +135,23 @@ table() {
 	done
 }
 
-# merge GUEST FIRST PLAN CONSOLE RUNLOG: GUEST's results in CONSOLE,
+# merge GUEST FIRST PLAN CONSOLE RUNLOG RC: GUEST's results in CONSOLE,
 # numbered from FIRST, against PLAN (a file: the names the host planned, in
-# order); a planned result the guest did not print fails by name; then the
-# guest's verdict (RUNLOG: vm-run.sh's output) as a result of its own.
+# order); a planned result the guest did not print fails by name, and one
+# beyond the plan is a comment; then the guest's verdict as a result of its
+# own, from RUNLOG (vm-run.sh's output) and RC (its exit status): it fails
+# on vm-run.sh's "vm: FAILED:", on results against the plan, and on a
+# non-zero status that no failed result explains.
 merge() {
-	local guest=$1 first=$2 plan=$3 console=$4 runlog=$5 reason
+	local guest=$1 first=$2 plan=$3 console=$4 runlog=$5 rc=$6 reason input=$4
+	# vm-run.sh's verdict, or what it died of before it had one.
 	reason=$(plain "$runlog" | sed -n 's/^==> vm: FAILED: //p' | head -n1)
-	[ -f "$console" ] || reason="${reason:-no console log $console}"
-	awk -v guest="$guest" -v first="$first" -v reason="$reason" -v console="$console" '
+	[ -n "$reason" ] || reason=$(plain "$runlog" | sed -n 's/^mlx_ext: error: //p' | head -n1)
+	if [ ! -f "$console" ]; then
+		reason=${reason:-no console log $console}
+		input=/dev/null
+	fi
+	awk -v guest="$guest" -v first="$first" -v reason="$reason" -v console="$console" -v rc="$rc" '
 		FNR == NR { want[++planned] = $0; next }
 		!tap && /^TAP version/ { tap = 1; next }
 		!tap { next }
@@ -152,9 +164,14 @@ merge() {
 			sub(/^(not )?ok [0-9]+ /, "", line)
 			name = line
 			sub(/ # .*/, "", name)
-			if (got > planned) bad = bad "; result " got " (" name ") beyond the plan of " planned
-			else if (name != want[got] && !bad)
-				bad = "; result " got " is " name ", the host planned " want[got]
+			if (got > planned) {
+				bad = bad "; result " got " (" name ") beyond the plan of " planned
+				print "# beyond the plan: " $0
+				next
+			}
+			if (name != want[got] && !mismatch)
+				mismatch = "; result " got " is " name ", the host planned " want[got]
+			if ($1 == "not") failed++
 			print ($1 == "not" ? "not ok " : "ok ") (first + got - 1) " " line
 			next
 		}
@@ -165,69 +182,76 @@ merge() {
 				print "not ok " (first + i - 1) " " want[i]
 			}
 			if (got < planned) bad = bad "; " (planned - got) " of its " planned " results missing"
-			why = reason bad
+			why = reason mismatch bad
+			if (why == "" && rc != 0 && !failed) why = "vm-run.sh exited " rc " with no failed result"
 			sub(/^; /, "", why)
 			print "# guest " guest ": console " console
 			if (why == "") print "ok " (first + planned) " guest_" guest
 			else { print "# guest " guest ": " why; print "not ok " (first + planned) " guest_" guest }
-		}' "$plan" "$console" 2>/dev/null || true
+		}' "$plan" "$input"
 }
 
 # plain LOG: LOG without say()'s bold (lib.sh).
 plain() { sed 's/\x1b\[[0-9;]*m//g' "$1" 2>/dev/null; }
 
-# run KDIR EXTRA: both guests at once, then the one document.
+# run KDIR EXTRA: both guests at once, then the one document, kept in
+# build/suite/document.
 run() {
-	local kdir=$1 extra=$2 g areas total=0 first=1 pids=() tails=()
+	local kdir=$1 extra=$2 g areas total=0 first=1 pids=() tails=() rcs=() i
 	case " ${MLX_EXT_VM_APPEND:-} " in
 	*" mlx_ext_areas="* | *" mlx_ext_tests="*)
 		die "MLX_EXT_VM_APPEND chooses areas or tests: run them in one guest (make vm-run SCRIPT=tests/vm/check.sh)" ;;
 	esac
-	local dir=$MLX_EXT_BUILD/suite
+	local dir=$MLX_EXT_BUILD/suite doc=$MLX_EXT_BUILD/suite/document
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	split >"$dir/split" 2> >(sed 's/^/# /') || die "the split table $table is wrong (above)"
 	declare -A areas_of
 	while read -r g areas; do
+		[ -n "$areas" ] || die "guest $g has no area in $table"
 		areas_of[$g]=$(echo "$areas" | tr ' ' ',')
 		{ plan $areas; closing "$g"; } >"$dir/plan-$g"
 		total=$((total + $(wc -l <"$dir/plan-$g") + 1))
 	done <"$dir/split"
-	echo "TAP version 13"
-	echo "1..$total"
+	# From here on every guest's part is printed, whatever fails.
+	set +e
+	printf 'TAP version 13\n1..%s\n' "$total" | tee "$doc"
 	for g in "${guests[@]}"; do
-		echo "# guest $g: ${areas_of[$g]//,/ } ($(wc -l <"$dir/plan-$g") results)"
+		echo "# guest $g: ${areas_of[$g]//,/ } ($(wc -l <"$dir/plan-$g") results)" | tee -a "$doc"
+		# An earlier run's console must not stand in for this one's.
+		rm -f "$MLX_EXT_BUILD/console-check-$g.log"
 		# Each guest's QEMU is vm-run.sh's, with its areas and its logs'
 		# names (console-check-GUEST.log).
 		(
 			export MLX_EXT_VM_NAME=check-$g
 			export MLX_EXT_VM_APPEND="mlx_ext_areas=${areas_of[$g]} mlx_ext_guest=$g${MLX_EXT_VM_APPEND:+ $MLX_EXT_VM_APPEND}"
-			exec "${MLX_EXT_VM_RUN:-$MLX_EXT_ROOT/scripts/vm-run.sh}" tests/vm/check.sh "$kdir" "$extra"
+			exec "${MLX_EXT_VM_RUN:-$MLX_EXT_ROOT/scripts/vm-run.sh}" "$vm/check.sh" "$kdir" "$extra"
 		) >"$dir/run-$g.log" 2>&1 &
 		pids+=($!)
 	done
 	# Progress: each guest's areas and failures as they come, until its
 	# vm-run.sh ends (tail --pid).
-	local i=0
-	for g in "${guests[@]}"; do
+	for i in "${!guests[@]}"; do
+		g=${guests[$i]}
 		tail -n +1 -F --pid="${pids[$i]}" "$dir/run-$g.log" 2>/dev/null | sed -u 's/\x1b\[[0-9;]*m//g' |
-			awk -v g="$g" '/^# area |^not ok |vm: (ran for|FAILED)|Kernel panic/ { print "# " g ": " $0; fflush() }' &
+			awk -v g="$g" '/^# area |^not ok |vm: (ran for|FAILED)|Kernel panic|^mlx_ext: error/ { print "# " g ": " $0; fflush() }' &
 		tails+=($!)
-		i=$((i + 1))
 	done
-	# Each guest's verdict is read from its logs below, not from its status.
-	wait "${pids[@]}" || true
-	wait "${tails[@]}" || true
-	for g in "${guests[@]}"; do
-		plain "$dir/run-$g.log" | grep -E '^(==> )?vm: ' | sed "s/^/# $g: /"
-		merge "$g" "$first" "$dir/plan-$g" "$MLX_EXT_BUILD/console-check-$g.log" "$dir/run-$g.log"
+	for i in "${!guests[@]}"; do
+		wait "${pids[$i]}"
+		rcs[$i]=$?
+	done
+	wait "${tails[@]}"
+	for i in "${!guests[@]}"; do
+		g=${guests[$i]}
+		plain "$dir/run-$g.log" | grep -E '^(==> )?vm: |^mlx_ext: error: ' | sed "s/^/# $g: /"
+		merge "$g" "$first" "$dir/plan-$g" "$MLX_EXT_BUILD/console-check-$g.log" "$dir/run-$g.log" "${rcs[$i]}"
 		first=$((first + $(wc -l <"$dir/plan-$g") + 1))
-	done | tee "$dir/merged"
-	ktap_counts "$dir/merged" | {
-		read -r p f s
-		echo "# Totals: pass:$p fail:$f xfail:0 xpass:0 skip:$s error:0"
-		[ "$f" = 0 ]
-	}
+	done | tee -a "$doc"
+	local p f s
+	read -r p f s < <(ktap_counts "$doc")
+	echo "# Totals: pass:$p fail:$f xfail:0 xpass:0 skip:$s error:0" | tee -a "$doc"
+	[ "$f" = 0 ] && [ $((p + f + s)) = "$total" ]
 }
 
 cmd=${1:-}
@@ -241,7 +265,7 @@ plan) plan "$@" ;;
 times) [ $# -gt 0 ] || die "usage: vm-suite.sh times LOG..."; times "$@" ;;
 table) [ $# -gt 0 ] || die "usage: vm-suite.sh table LOG..."; table "$@" ;;
 merge)
-	[ $# = 5 ] || die "usage: vm-suite.sh merge GUEST FIRST PLAN CONSOLE RUNLOG"
+	[ $# = 6 ] || die "usage: vm-suite.sh merge GUEST FIRST PLAN CONSOLE RUNLOG RC"
 	merge "$@" ;;
 *) die "usage: vm-suite.sh run|split|plan|times|table|merge ... (see the script's head)" ;;
 esac

@@ -18,13 +18,15 @@ trap 'rm -rf "$tmp"' EXIT
 
 # The stand-in for vm-run.sh: the guest's console (each planned result,
 # then the closing checks) and vm-run.sh's verdict. FAKE_<guest>: ok, panic
-# (after 3 results), splat (all results, then a BUG line).
+# (after 3 results), splat (all results, then a BUG line), extra (a result
+# beyond the plan), nolog (vm-run.sh dies before QEMU: no console).
 cat >"$tmp/vm-run" <<'FAKE'
 #!/usr/bin/env bash
 areas=$(echo " $MLX_EXT_VM_APPEND " | sed -n 's/.* mlx_ext_areas=\([^ ]*\) .*/\1/p' | tr , ' ')
 guest=$(echo " $MLX_EXT_VM_APPEND " | sed -n 's/.* mlx_ext_guest=\([^ ]*\) .*/\1/p')
 mode=$(eval echo "\${FAKE_$guest:-ok}")
 log=$MLX_EXT_BUILD/console-$MLX_EXT_VM_NAME.log
+if [ "$mode" = nolog ]; then echo "mlx_ext: error: no kernel image at /x/bzImage (run: make kernel)" >&2; exit 1; fi
 mapfile -t plan < <("$SUITE" plan $areas; echo "no_leaks_$guest"; echo "kernel_log_clean_$guest")
 {
 	echo "[    1.0] booting"
@@ -37,6 +39,7 @@ mapfile -t plan < <("$SUITE" plan $areas; echo "no_leaks_$guest"; echo "kernel_l
 		echo "# $t says"
 		echo "ok $n $t"
 	done
+	[ "$mode" != extra ] || echo "ok $((n + 1)) one_more"
 	[ "$mode" = panic ] || { echo "# Totals: pass:$n"; [ "$mode" != splat ] || echo "[    9.0] BUG: injected"; echo "mlx_ext-vm: done rc=0"; }
 } >"$log"
 case $mode in
@@ -179,6 +182,38 @@ test_run_splat_in_second_guest_only() {
 		{ echo "b's verdict did not fail with the splat"; return 1; }
 }
 
+# Guest a panics: b's results keep the numbers the plan gives them.
+test_run_first_guest_panics() {
+	local counts
+	FAKE_a=panic suite_run && { echo "the run passed"; return 1; }
+	counts=$(results_agree) || { echo "$counts"; return 1; }
+	grep -qE '^not ok [0-9]+ guest_a$' "$tmp/doc" || { echo "a's verdict did not fail"; return 1; }
+	grep -qE '^ok [0-9]+ guest_b$' "$tmp/doc" || { echo "b's verdict failed"; return 1; }
+}
+
+# vm-run.sh dies before QEMU, with an earlier run's console left behind:
+# the guest fails by its reason, each of its tests by name; the document
+# ends with its totals, and the run fails.
+test_run_guest_without_console() {
+	local counts
+	suite_run || { echo "the first run failed"; return 1; }
+	FAKE_b=nolog suite_run && { echo "the run passed"; return 1; }
+	counts=$(results_agree) || { echo "$counts"; return 1; }
+	grep -q '^# guest b: no kernel image at /x/bzImage' "$tmp/doc" && grep -qE '^not ok [0-9]+ guest_b$' "$tmp/doc" ||
+		{ echo "b's verdict did not fail with vm-run.sh's reason"; return 1; }
+	grep -qE '^not ok [0-9]+ attach_refusals$' "$tmp/doc" || { echo "b's first test not failed by name"; return 1; }
+	grep -q '^# Totals: pass:[0-9]* fail:[1-9]' "$tmp/doc" || { echo "no totals with the failures"; return 1; }
+}
+
+# A result beyond the plan is a comment, and fails the guest's verdict.
+test_run_result_beyond_the_plan() {
+	local counts
+	FAKE_b=extra suite_run && { echo "the run passed"; return 1; }
+	counts=$(results_agree) || { echo "$counts"; return 1; }
+	grep -q '^# beyond the plan: ok [0-9]* one_more' "$tmp/doc" && grep -qE '^not ok [0-9]+ guest_b$' "$tmp/doc" ||
+		{ echo "the extra result is not a comment failing b"; return 1; }
+}
+
 test_run_refuses_chosen_areas() {
 	MLX_EXT_VM_APPEND="mlx_ext_areas=api" suite_run && { echo "the run started"; return 1; }
 	grep -q "run them in one guest" "$tmp/err" || { cat "$tmp/err"; return 1; }
@@ -187,4 +222,5 @@ test_run_refuses_chosen_areas() {
 ktap_run test_split_table_holds_every_area_once test_split_area_in_neither_list \
 	test_split_area_in_both_lists test_split_unknown_area_or_guest test_plan_from_all_tests \
 	test_times_from_a_console_log test_run_both_guests_pass test_run_guest_panics_mid_area \
-	test_run_splat_in_second_guest_only test_run_refuses_chosen_areas
+	test_run_splat_in_second_guest_only test_run_first_guest_panics test_run_guest_without_console \
+	test_run_result_beyond_the_plan test_run_refuses_chosen_areas
