@@ -65,10 +65,11 @@ bench: bench-host bench-vm bench-guid
 bench-host:
 	cargo bench -p mlx-ext-core --bench atomics
 
-# The VM benchmarks run on the bench kernel, each vCPU on a host thread of
-# its own (multi-threaded TCG, as they were measured; the tests run single), 7.x with the distribution's
+# The VM benchmarks run on the bench kernel, 7.x with the distribution's
 # options and without the debug kernel's KASAN and lockdep, which would be
-# what they measure (kernel/bench.config; built on first use).
+# what they measure (kernel/bench.config; built on first use); each vCPU on
+# a host thread of its own (multi-threaded TCG), as they were measured (the
+# tests run thread=single).
 bench-vm: setup
 	@kdir=$$(MLX_EXT_KERNEL=bench scripts/build-module.sh) && \
 		MLX_EXT_TCG_THREAD=$${MLX_EXT_TCG_THREAD:-multi} \

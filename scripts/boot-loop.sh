@@ -30,7 +30,7 @@ one() {
 classify() {
 	local log=$out/$1/console-boot.log
 	if grep -q 'Kernel panic' "$log"; then echo panic
-	elif grep -qE '^mlx_ext-vm: splat: |(^|\] )(BUG:|Oops|kernel BUG)' "$log"; then echo splat
+	elif grep -qE "$CONSOLE_SPLAT_RE" "$log"; then echo splat
 	elif grep -q 'FAILED: timed out' "$out/$1.run"; then echo timeout
 	elif ! grep -q '^mlx_ext-vm: done rc=0' "$log"; then echo unfinished
 	else echo ok

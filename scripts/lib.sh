@@ -185,6 +185,11 @@ cached_build() {
 	echo "$dir"
 }
 
+# What in a guest's console is a kernel splat: the guest's own report of
+# its kernel log (scripts/guest/init), or a BUG or Oops on the console
+# (scripts/vm-run.sh, scripts/boot-loop.sh).
+CONSOLE_SPLAT_RE='^mlx_ext-vm: splat: |(^|\] )(BUG:|Oops|kernel BUG)'
+
 # ktap_counts LOG: prints "PASSED FAILED SKIPPED" for the KTAP results in
 # LOG (an "ok ... # SKIP" is skipped, not passed).
 ktap_counts() {

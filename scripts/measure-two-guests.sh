@@ -78,6 +78,9 @@ verdict() {
 # cpu FILE: the last sample's CPU-seconds summed over threads.
 cpu() { tail -n1 "$1" | awk '{ s = 0; for (i = 2; i <= NF; i++) s += $i; printf "%.0f", s }'; }
 
+# cores CPU_SECONDS WALL_SECONDS: the mean cores busy.
+cores() { awk -v c="$1" -v w="$2" 'BEGIN { printf "%.2f", c / w }'; }
+
 n=0
 for setup in "${setups[@]}"; do
 	n=$((n + 1))
@@ -89,7 +92,7 @@ for setup in "${setups[@]}"; do
 		wait
 		wall=$((SECONDS - start))
 		c=$(cpu "$out/$setup-$n-one.cpu")
-		echo "run $n one: wall ${wall}s, QEMU ${c} CPU-s, $(awk -v c="$c" -v w="$wall" 'BEGIN { printf "%.2f", c / w }') cores; $(verdict one$n)"
+		echo "run $n one: wall ${wall}s, QEMU ${c} CPU-s, $(cores "$c" "$wall") cores; $(verdict one$n)"
 		;;
 	multi | single)
 		thread=$setup
@@ -100,7 +103,7 @@ for setup in "${setups[@]}"; do
 		wait
 		wall=$((SECONDS - start))
 		ca=$(cpu "$out/$setup-$n-a.cpu") cb=$(cpu "$out/$setup-$n-b.cpu")
-		echo "run $n $setup: wall ${wall}s, QEMU ${ca}+${cb} CPU-s, $(awk -v c=$((ca + cb)) -v w="$wall" 'BEGIN { printf "%.2f", c / w }') cores; $(verdict a$n); $(verdict b$n)"
+		echo "run $n $setup: wall ${wall}s, QEMU ${ca}+${cb} CPU-s, $(cores $((ca + cb)) "$wall") cores; $(verdict a$n); $(verdict b$n)"
 		;;
 	suite)
 		mkdir -p "$out/suite$n"
@@ -117,7 +120,7 @@ for setup in "${setups[@]}"; do
 		wall=$((SECONDS - start))
 		ca=$(cpu "$out/$setup-$n-a.cpu") cb=$(cpu "$out/$setup-$n-b.cpu")
 		read -r rc _ <"$out/suite$n/result"
-		echo "run $n suite: wall ${wall}s, QEMU ${ca}+${cb} CPU-s, $(awk -v c=$((ca + cb)) -v w="$wall" 'BEGIN { printf "%.2f", c / w }') cores; rc=$rc $(grep -m1 '^# Totals' "$out/suite$n/run.log")"
+		echo "run $n suite: wall ${wall}s, QEMU ${ca}+${cb} CPU-s, $(cores $((ca + cb)) "$wall") cores; rc=$rc $(grep -m1 '^# Totals' "$out/suite$n/run.log")"
 		;;
 	*) die "unknown setup '$setup' (one, multi, single, suite)" ;;
 	esac

@@ -151,7 +151,7 @@ grep -q 'Kernel panic' "$log" && fail "the guest panicked (see $log)"
 [ "$qemu_rc" = 124 ] && fail "timed out after ${timeout}s (see $log; MLX_EXT_VM_TIMEOUT sets the limit)"
 grep -q 'mlx_ext-vm: done' "$log" || fail "the guest did not finish (QEMU exit $qemu_rc; see $log)"
 # A kernel splat fails the run even when no test looked at the log.
-splat=$(grep -m1 -E '^mlx_ext-vm: splat: |(^|\] )(BUG:|Oops|kernel BUG)' "$log" || true)
+splat=$(grep -m1 -E "$CONSOLE_SPLAT_RE" "$log" || true)
 [ -z "$splat" ] || fail "the kernel reported: $splat (see $log)"
 guest_rc=$(sed -nE 's/^mlx_ext-vm: done rc=([0-9]+)$/\1/p' "$log" | tail -n1)
 if [ -z "$plan" ]; then

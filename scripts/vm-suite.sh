@@ -21,8 +21,9 @@
 #                              from FIRST
 # Environment: MLX_EXT_VM_TIMEOUT (each guest's limit), and what vm-run.sh
 # reads; MLX_EXT_SPLIT another table, MLX_EXT_VM_RUN another vm-run.sh (the
-# harness's tests: tests/harness/vm_split.sh); MLX_EXT_VM_APPEND reaches both guests, and may not choose areas or
-# tests (for those, one guest: make vm-run SCRIPT=tests/vm/check.sh).
+# harness's tests: tests/harness/vm_split.sh); MLX_EXT_VM_APPEND reaches
+# both guests, and may not choose areas or tests (for those, one guest:
+# make vm-run SCRIPT=tests/vm/check.sh).
 source "$(dirname "$0")/lib.sh"
 
 vm=$MLX_EXT_ROOT/tests/vm
@@ -191,8 +192,8 @@ merge() {
 		}' "$plan" "$input"
 }
 
-# plain LOG: LOG without say()'s bold (lib.sh).
-plain() { sed 's/\x1b\[[0-9;]*m//g' "$1" 2>/dev/null; }
+# plain [LOG]: LOG (or the input, as it comes) without say()'s bold (lib.sh).
+plain() { sed -u 's/\x1b\[[0-9;]*m//g' "$@" 2>/dev/null; }
 
 # run KDIR EXTRA: both guests at once, then the one document, kept in
 # build/suite/document.
@@ -233,7 +234,7 @@ run() {
 	# vm-run.sh ends (tail --pid).
 	for i in "${!guests[@]}"; do
 		g=${guests[$i]}
-		tail -n +1 -F --pid="${pids[$i]}" "$dir/run-$g.log" 2>/dev/null | sed -u 's/\x1b\[[0-9;]*m//g' |
+		tail -n +1 -F --pid="${pids[$i]}" "$dir/run-$g.log" 2>/dev/null | plain |
 			awk -v g="$g" '/^# area |^not ok |vm: (ran for|FAILED)|Kernel panic|^mlx_ext: error/ { print "# " g ": " $0; fflush() }' &
 		tails+=($!)
 	done
